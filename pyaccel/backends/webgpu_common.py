@@ -1,0 +1,422 @@
+"""Everything both WebGPU backends share, written once against a small facade.
+
+``wgpu_native.py`` (wgpu-py) and ``browser.py`` (Pyodide + JS WebGPU) each
+implement :class:`Facade`: a dozen primitives mirroring the WebGPU API. All GPU
+logic lives here, above the facade:
+
+* buffers from a size-class pool (freed buffers are reused; staging buffers too),
+* pipelines cached by (source hash, entry, constants), bind groups by content,
+* an open command encoder + compute pass: kernel calls *record* dispatches and
+  return; the encoder is submitted when a result is read, on ``synchronize()``
+  or at a batch limit, so reads are the only host/device sync point,
+* write hazards: a host write to a buffer that queued work still uses flushes
+  that work first (``queue.writeBuffer`` runs before unsubmitted commands),
+* small uniform parameter blocks cached by content, so a chain of ops with the
+  same parameters writes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import OrderedDict
+from typing import Any
+
+from ..capabilities import Capability, Limits
+from ..errors import KernelCompileError, OutOfDeviceMemoryError
+
+# WebGPU buffer usage bits (identical in wgpu-py and the JS API).
+MAP_READ, MAP_WRITE, COPY_SRC, COPY_DST, UNIFORM, STORAGE = 1, 2, 4, 8, 64, 128
+DEVICE_USAGE = STORAGE | UNIFORM | COPY_SRC | COPY_DST
+STAGING_USAGE = MAP_READ | COPY_DST
+
+BATCH_LIMIT = 256  # dispatches recorded before an automatic submit
+POOL_LIMIT_BYTES = 512 * 2**20  # pooled (free) device memory kept for reuse
+STAGING_POOL_LIMIT_BYTES = 128 * 2**20
+BIND_GROUP_CACHE = 512
+UNIFORM_CACHE = 256
+
+
+class Facade:
+    """The WebGPU primitives a GPU backend provides (see module docstring)."""
+
+    runtime_version: str = ""
+
+    def create_buffer(self, size: int, usage: int) -> Any:
+        raise NotImplementedError
+
+    def destroy_buffer(self, buf: Any) -> None:
+        raise NotImplementedError
+
+    def write_buffer(self, buf: Any, offset: int, data: memoryview) -> None:
+        """queue.writeBuffer: offset and len(data) are multiples of 4."""
+        raise NotImplementedError
+
+    def create_pipeline(self, wgsl: str, entry: str, constants: dict[str, float]) -> Any:
+        """Compile a compute pipeline (auto layout); raise KernelCompileError on bad WGSL."""
+        raise NotImplementedError
+
+    def create_bind_group(self, pipeline: Any, entries: list[tuple[int, Any, int, int]]) -> Any:
+        """Bind group 0 of ``pipeline`` from (binding, buffer, offset, size) tuples."""
+        raise NotImplementedError
+
+    def create_encoder(self) -> Any:
+        raise NotImplementedError
+
+    def begin_pass(self, encoder: Any) -> Any:
+        raise NotImplementedError
+
+    def dispatch(self, cpass: Any, pipeline: Any, group: Any, x: int, y: int, z: int) -> None:
+        raise NotImplementedError
+
+    def end_pass(self, cpass: Any) -> None:
+        raise NotImplementedError
+
+    def copy(self, encoder: Any, src: Any, src_offset: int, dst: Any, dst_offset: int, n: int) -> None:
+        raise NotImplementedError
+
+    def submit(self, encoder: Any) -> None:
+        raise NotImplementedError
+
+    def map_read(self, buf: Any, offset: int, n: int, out: memoryview | None = None) -> Any:
+        """Map a MAP_READ buffer, copy ``n`` bytes out (into ``out`` if given), unmap."""
+        raise NotImplementedError
+
+    async def map_read_async(self, buf: Any, offset: int, n: int, out: memoryview | None = None) -> Any:
+        raise NotImplementedError
+
+    def wait_idle(self) -> None:
+        raise NotImplementedError
+
+    async def wait_idle_async(self) -> None:
+        raise NotImplementedError
+
+
+_LOC_RES = (
+    re.compile(r"wgsl:(\d+):(\d+)"),
+    re.compile(r":(\d+):(\d+)"),
+    re.compile(r"line (\d+)[, ]+(?:col(?:umn)?|pos) (\d+)", re.I),
+)
+
+
+def compile_error(wgsl: str, message: str, line: int | None = None, column: int | None = None,
+                  name: str = "") -> KernelCompileError:
+    """A KernelCompileError with the WGSL position, the source line and the compiler message."""
+    if line is None:
+        for rx in _LOC_RES:
+            m = rx.search(message)
+            if m:
+                line, column = int(m.group(1)), int(m.group(2))
+                break
+    where = f" at line {line}, column {column}" if line is not None else ""
+    excerpt = ""
+    lines = wgsl.splitlines()
+    if line is not None and 1 <= line <= len(lines):
+        excerpt = f"\n  {line:4d} | {lines[line - 1]}\n         {' ' * max((column or 1) - 1, 0)}^"
+    msg_first = next((ln.strip() for ln in message.splitlines()
+                      if ln.strip() and "Validation Error" not in ln and "Caused by" not in ln
+                      and not ln.strip().startswith("In wgpu")), message.strip())
+    text = (f"WGSL kernel {name + ' ' if name else ''}failed to compile{where}: {msg_first}{excerpt}"
+            f"\nCompiler output:\n{message.strip()}\nFix the WGSL; the device is still usable.")
+    return KernelCompileError(text, line=line, column=column, compiler_message=message, source=wgsl)
+
+
+def size_class(n: int) -> int:
+    """Allocation size class: >= n, at most 12.5% larger, 256-byte minimum."""
+    n = max(int(n), 256)
+    k = (n - 1).bit_length()
+    step = 1 << max(k - 3, 8)
+    return (n + step - 1) // step * step
+
+
+def align4(n: int) -> int:
+    return (n + 3) & ~3
+
+
+class GPUBuffer:
+    """A pooled device buffer (the handle behind a ``pyaccel.Buffer``)."""
+
+    __slots__ = ("buf", "size", "epoch", "id", "destroyed")
+    _next_id = 0
+
+    def __init__(self, buf: Any, size: int) -> None:
+        self.buf = buf
+        self.size = size
+        self.epoch = -1  # encoder epoch of the last recorded use
+        GPUBuffer._next_id += 1
+        self.id = GPUBuffer._next_id
+        self.destroyed = False
+
+
+class GPUDeviceImpl:
+    """A device over a :class:`Facade` (implements ``pyaccel.device.DeviceImpl``)."""
+
+    def __init__(self, facade: Facade, limits: Limits, capabilities: Capability,
+                 info_lines: list[str] | None = None) -> None:
+        self.f = facade
+        self.limits = limits
+        self.capabilities = capabilities
+        self.runtime_version = facade.runtime_version
+        self._info_lines = info_lines or []
+        self._pool: dict[int, list[GPUBuffer]] = {}
+        self._pooled_bytes = 0
+        self._staging: dict[int, list[Any]] = {}
+        self._staging_bytes = 0
+        self._pipelines: dict[tuple, Any] = {}
+        self._groups: OrderedDict[tuple, Any] = OrderedDict()
+        self._uniforms: OrderedDict[bytes, GPUBuffer] = OrderedDict()
+        self._encoder: Any = None
+        self._pass: Any = None
+        self._pending = 0
+        self._epoch = 0
+        self._deferred: list[GPUBuffer] = []
+        self.stats = {
+            "buffers_created": 0, "buffers_destroyed": 0, "live_buffers": 0, "live_bytes": 0,
+            "pipelines_compiled": 0, "dispatches": 0, "submits": 0, "bind_groups_created": 0,
+            "staging_created": 0, "flushes_for_write": 0,
+        }
+
+    # -- allocation -----------------------------------------------------------
+    def alloc(self, nbytes: int) -> GPUBuffer:
+        size = min(size_class(nbytes), max(align4(nbytes), 4, self.limits.max_buffer_size))
+        free = self._pool.get(size)
+        h = None
+        if free:
+            # prefer a buffer no queued command still uses (writes to it need no flush)
+            for i in range(len(free) - 1, -1, -1):
+                if free[i].epoch < self._epoch or self._encoder is None:
+                    h = free.pop(i)
+                    break
+            if h is not None:
+                self._pooled_bytes -= size
+        if h is None:
+            try:
+                buf = self.f.create_buffer(size, DEVICE_USAGE)
+            except Exception as exc:  # driver OOM
+                self.trim()
+                raise OutOfDeviceMemoryError(
+                    f"allocating {nbytes} bytes failed on the device: {exc}; free arrays you no longer "
+                    "need (del / .free()) or use smaller data"
+                ) from exc
+            h = GPUBuffer(buf, size)
+            self.stats["buffers_created"] += 1
+        self.stats["live_buffers"] += 1
+        self.stats["live_bytes"] += size
+        return h
+
+    def release(self, h: GPUBuffer, nbytes: int) -> None:
+        """Return a buffer to the pool (called by Buffer.free() and by GC)."""
+        try:
+            self.stats["live_buffers"] -= 1
+            self.stats["live_bytes"] -= h.size
+            if self._pooled_bytes + h.size > POOL_LIMIT_BYTES:
+                self._destroy(h)
+                return
+            self._pool.setdefault(h.size, []).append(h)
+            self._pooled_bytes += h.size
+        except Exception:  # interpreter shutdown
+            pass
+
+    def _destroy(self, h: GPUBuffer) -> None:
+        if h.epoch >= self._epoch and self._encoder is not None:
+            self._deferred.append(h)  # still used by unsubmitted commands
+            return
+        h.destroyed = True
+        self._groups.clear()  # cached bind groups may reference it
+        self.f.destroy_buffer(h.buf)
+        self.stats["buffers_destroyed"] += 1
+
+    def trim(self) -> None:
+        """Destroy every pooled (free) buffer."""
+        self.flush()
+        for lst in self._pool.values():
+            for h in lst:
+                self._destroy(h)
+        self._pool.clear()
+        self._pooled_bytes = 0
+        for size, lst in self._staging.items():
+            for b in lst:
+                self.f.destroy_buffer(b)
+        self._staging.clear()
+        self._staging_bytes = 0
+
+    def memory_stats(self) -> dict[str, int]:
+        return {**self.stats, "pooled_bytes": self._pooled_bytes,
+                "pooled_buffers": sum(len(v) for v in self._pool.values()),
+                "staging_bytes": self._staging_bytes, "pipelines_cached": len(self._pipelines),
+                "uniforms_cached": len(self._uniforms)}
+
+    def info_lines(self) -> list[str]:
+        return list(self._info_lines)
+
+    # -- encoder ----------------------------------------------------------------
+    def _ensure_encoder(self) -> Any:
+        if self._encoder is None:
+            self._encoder = self.f.create_encoder()
+        return self._encoder
+
+    def _end_pass(self) -> None:
+        if self._pass is not None:
+            self.f.end_pass(self._pass)
+            self._pass = None
+
+    def flush(self) -> None:
+        """Submit the open encoder (if any)."""
+        self._end_pass()
+        if self._encoder is not None:
+            enc, self._encoder = self._encoder, None
+            self._pending = 0
+            self._epoch += 1
+            self.f.submit(enc)
+            self.stats["submits"] += 1
+        if self._deferred:
+            dead, self._deferred = self._deferred, []
+            for h in dead:
+                self._destroy(h)
+
+    def synchronize(self) -> None:
+        self.flush()
+        self.f.wait_idle()
+
+    async def synchronize_async(self) -> None:
+        self.flush()
+        await self.f.wait_idle_async()
+
+    # -- transfers ----------------------------------------------------------------
+    def write(self, h: GPUBuffer, offset: int, data: memoryview) -> None:
+        if self._encoder is not None and h.epoch >= self._epoch:
+            self.stats["flushes_for_write"] += 1
+            self.flush()  # queued commands use h: they must run before this write lands
+        n = data.nbytes
+        if offset % 4 == 0 and n % 4 == 0:
+            self.f.write_buffer(h.buf, offset, data)
+            return
+        start, end = offset & ~3, align4(offset + n)
+        if end > h.size:
+            end = h.size
+        window = bytearray(self.read(h, start, end - start)) if (start != offset or end != offset + n) else bytearray(end - start)
+        window[offset - start: offset - start + n] = data
+        window.extend(b"\0" * (align4(len(window)) - len(window)))
+        self.f.write_buffer(h.buf, start, memoryview(window))
+
+    def _staging_get(self, size: int) -> Any:
+        lst = self._staging.get(size)
+        if lst:
+            self._staging_bytes -= size
+            return lst.pop()
+        self.stats["staging_created"] += 1
+        return self.f.create_buffer(size, STAGING_USAGE)
+
+    def _staging_put(self, size: int, buf: Any) -> None:
+        if self._staging_bytes + size > STAGING_POOL_LIMIT_BYTES:
+            self.f.destroy_buffer(buf)
+            return
+        self._staging.setdefault(size, []).append(buf)
+        self._staging_bytes += size
+
+    def _start_read(self, h: GPUBuffer, offset: int, n: int) -> tuple[Any, int, int, int]:
+        start, end = offset & ~3, min(align4(offset + n), h.size)
+        span = end - start
+        size = size_class(span)
+        st = self._staging_get(size)
+        self._end_pass()
+        self.f.copy(self._ensure_encoder(), h.buf, start, st, 0, span)
+        h.epoch = self._epoch
+        self.flush()
+        return st, size, offset - start, span
+
+    def read(self, h: GPUBuffer, offset: int, n: int, out: memoryview | None = None) -> Any:
+        st, size, skip, span = self._start_read(h, offset, n)
+        try:
+            if out is not None and skip == 0 and span == n:
+                self.f.map_read(st, 0, n, out)
+                return out
+            data = self.f.map_read(st, 0, span)
+            data = bytes(memoryview(data)[skip: skip + n])
+            if out is not None:
+                out[:] = data
+                return out
+            return data
+        finally:
+            self._staging_put(size, st)
+
+    async def read_async(self, h: GPUBuffer, offset: int, n: int, out: memoryview | None = None) -> Any:
+        st, size, skip, span = self._start_read(h, offset, n)
+        try:
+            data = await self.f.map_read_async(st, 0, span)
+            data = bytes(memoryview(data)[skip: skip + n])
+            if out is not None:
+                out[:] = data
+                return out
+            return data
+        finally:
+            self._staging_put(size, st)
+
+    def copy(self, src: GPUBuffer, src_offset: int, dst: GPUBuffer, dst_offset: int, n: int) -> None:
+        if src_offset % 4 or dst_offset % 4 or n % 4:
+            # copyBufferToBuffer needs 4-byte alignment: go through the host (rare)
+            self.write(dst, dst_offset, memoryview(self.read(src, src_offset, n)))
+            return
+        self._end_pass()
+        self.f.copy(self._ensure_encoder(), src.buf, src_offset, dst.buf, dst_offset, n)
+        src.epoch = dst.epoch = self._epoch
+        self._count()
+
+    def _count(self) -> None:
+        self._pending += 1
+        if self._pending >= BATCH_LIMIT:
+            self.flush()
+
+    # -- kernels --------------------------------------------------------------------
+    def pipeline(self, wgsl: str, entry: str, constants: dict[str, float] | None = None,
+                 name: str = "") -> Any:
+        """The compiled pipeline (cached by source hash, entry and constants)."""
+        ckey = tuple(sorted((constants or {}).items()))
+        key = (hashlib.sha1(wgsl.encode()).hexdigest(), entry, ckey)
+        pipe = self._pipelines.get(key)
+        if pipe is None:
+            try:
+                pipe = self.f.create_pipeline(wgsl, entry, dict(constants or {}))
+            except KernelCompileError as exc:
+                if name and not exc.args[0].startswith(f"WGSL kernel {name}"):
+                    raise compile_error(wgsl, exc.compiler_message, exc.line, exc.column, name) from None
+                raise
+            self._pipelines[key] = pipe
+            self.stats["pipelines_compiled"] += 1
+        return pipe
+
+    def uniform(self, data: bytes) -> GPUBuffer:
+        """A device buffer holding ``data`` (small parameter blocks, cached by content)."""
+        h = self._uniforms.get(data)
+        if h is not None:
+            self._uniforms.move_to_end(data)
+            return h
+        h = self.alloc(len(data))
+        self.write(h, 0, memoryview(data + b"\0" * (align4(len(data)) - len(data))))
+        self._uniforms[data] = h
+        if len(self._uniforms) > UNIFORM_CACHE:
+            _, old = self._uniforms.popitem(last=False)
+            self.release(old, old.size)
+        return h
+
+    def dispatch(self, pipeline: Any, entries: list[tuple[int, GPUBuffer, int, int]],
+                 workgroups: tuple[int, int, int]) -> None:
+        """Record one dispatch into the open compute pass (no submit)."""
+        key = (id(pipeline),) + tuple((b, h.id, o, s) for b, h, o, s in entries)
+        group = self._groups.get(key)
+        if group is None:
+            group = self.f.create_bind_group(pipeline, [(b, h.buf, o, s) for b, h, o, s in entries])
+            self.stats["bind_groups_created"] += 1
+            self._groups[key] = (group, pipeline)
+            if len(self._groups) > BIND_GROUP_CACHE:
+                self._groups.popitem(last=False)
+        else:
+            self._groups.move_to_end(key)
+            group = group[0]
+        if self._pass is None:
+            self._pass = self.f.begin_pass(self._ensure_encoder())
+        for _, h, _, _ in entries:
+            h.epoch = self._epoch
+        self.f.dispatch(self._pass, pipeline, group, *workgroups)
+        self.stats["dispatches"] += 1
+        self._count()

@@ -1,0 +1,246 @@
+"""Native GPUs through wgpu-py: Vulkan, Metal, DX12 and GL adapters.
+
+URIs: ``vulkan:N`` / ``metal:N`` / ``dx12:N`` / ``gl:N`` number the adapters of
+one API in enumeration order; ``wgpu`` (``wgpu:N``) is the best (N-th best)
+native adapter. The canonical URI of a device is its API form.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any
+
+from ..capabilities import FEATURE_FLAGS, Capability, Limits
+from ..device import Device, DeviceDescriptor
+from ..errors import BackendUnavailableError, DeviceNotFoundError, KernelCompileError
+from ..uri import DeviceURI
+from .webgpu_common import Facade, GPUDeviceImpl, compile_error
+
+_API = {"vulkan": "vulkan", "metal": "metal", "d3d12": "dx12", "dx12": "dx12", "opengl": "gl",
+        "gl": "gl", "gles": "gl"}
+_ADAPTER = {"discretegpu": "discrete", "integratedgpu": "integrated", "cpu": "cpu",
+            "virtualgpu": "virtual"}
+# Optional features pyaccel uses when an adapter offers them.
+WANTED_FEATURES = ("shader-f16", "subgroup", "subgroups", "timestamp-query")
+WANTED_LIMITS = (
+    "max-buffer-size", "max-storage-buffer-binding-size", "max-compute-workgroup-storage-size",
+    "max-compute-invocations-per-workgroup", "max-compute-workgroup-size-x",
+    "max-compute-workgroup-size-y", "max-compute-workgroup-size-z",
+    "max-compute-workgroups-per-dimension", "max-storage-buffers-per-shader-stage",
+)
+
+
+class WgpuFacade(Facade):
+    """The WebGPU primitives over wgpu-py objects."""
+
+    def __init__(self, wgpu: Any, device: Any) -> None:
+        self.wgpu = wgpu
+        self.device = device
+        self.queue = device.queue
+        self.runtime_version = f"wgpu-py {wgpu.__version__}"
+
+    def create_buffer(self, size: int, usage: int) -> Any:
+        return self.device.create_buffer(size=size, usage=usage)
+
+    def destroy_buffer(self, buf: Any) -> None:
+        buf.destroy()
+
+    def write_buffer(self, buf: Any, offset: int, data: memoryview) -> None:
+        self.queue.write_buffer(buf, offset, data)
+
+    def create_pipeline(self, wgsl: str, entry: str, constants: dict[str, float]) -> Any:
+        try:
+            module = self.device.create_shader_module(code=wgsl)
+            compute: dict[str, Any] = {"module": module, "entry_point": entry}
+            if constants:
+                compute["constants"] = constants
+            return self.device.create_compute_pipeline(layout="auto", compute=compute)
+        except self.wgpu.GPUError as exc:
+            raise compile_error(wgsl, str(exc)) from None
+        except Exception as exc:  # panics surface as other error types in some versions
+            if isinstance(exc, KernelCompileError):
+                raise
+            raise compile_error(wgsl, f"{type(exc).__name__}: {exc}") from None
+
+    def create_bind_group(self, pipeline: Any, entries: list[tuple[int, Any, int, int]]) -> Any:
+        return self.device.create_bind_group(
+            layout=pipeline.get_bind_group_layout(0),
+            entries=[{"binding": b, "resource": {"buffer": buf, "offset": o, "size": s}}
+                     for b, buf, o, s in entries],
+        )
+
+    def create_encoder(self) -> Any:
+        return self.device.create_command_encoder()
+
+    def begin_pass(self, encoder: Any) -> Any:
+        return encoder.begin_compute_pass()
+
+    def dispatch(self, cpass: Any, pipeline: Any, group: Any, x: int, y: int, z: int) -> None:
+        cpass.set_pipeline(pipeline)
+        cpass.set_bind_group(0, group)
+        cpass.dispatch_workgroups(x, y, z)
+
+    def end_pass(self, cpass: Any) -> None:
+        cpass.end()
+
+    def copy(self, encoder: Any, src: Any, src_offset: int, dst: Any, dst_offset: int, n: int) -> None:
+        encoder.copy_buffer_to_buffer(src, src_offset, dst, dst_offset, n)
+
+    def submit(self, encoder: Any) -> None:
+        self.queue.submit([encoder.finish()])
+
+    def map_read(self, buf: Any, offset: int, n: int, out: memoryview | None = None) -> Any:
+        buf.map_sync(self.wgpu.MapMode.READ, offset, n)
+        try:
+            mv = buf.read_mapped(offset, n, copy=False)
+            if out is not None:
+                out.cast("B")[:] = mv.cast("B")
+                return out
+            return bytes(mv)
+        finally:
+            buf.unmap()
+
+    async def map_read_async(self, buf: Any, offset: int, n: int, out: memoryview | None = None) -> Any:
+        await buf.map_async(self.wgpu.MapMode.READ, offset, n)
+        try:
+            mv = buf.read_mapped(offset, n, copy=False)
+            if out is not None:
+                out.cast("B")[:] = mv.cast("B")
+                return out
+            return bytes(mv)
+        finally:
+            buf.unmap()
+
+    def wait_idle(self) -> None:
+        self.queue.on_submitted_work_done_sync()
+
+    async def wait_idle_async(self) -> None:
+        await self.queue.on_submitted_work_done_async()
+
+
+def _quiet_loader() -> None:
+    # The Vulkan loader prints "XDG_RUNTIME_DIR is invalid or not set" without it.
+    if not os.environ.get("XDG_RUNTIME_DIR"):
+        d = tempfile.mkdtemp(prefix="pyaccel-xdg-")
+        os.chmod(d, 0o700)
+        os.environ["XDG_RUNTIME_DIR"] = d
+
+
+class WgpuBackend:
+    """Registry backend for wgpu-py adapters."""
+
+    name = "wgpu"
+    schemes = ("wgpu", "vulkan", "metal", "dx12", "gl")
+
+    def __init__(self) -> None:
+        _quiet_loader()
+        try:
+            import wgpu
+        except ImportError as exc:
+            raise BackendUnavailableError(
+                f"wgpu-py is not importable ({exc}); fix: pip install wgpu==0.32.0"
+            ) from exc
+        self.wgpu = wgpu
+        try:
+            from wgpu.backends.wgpu_native import __version__ as native_version
+        except Exception:
+            native_version = "?"
+        self.version = f"wgpu-py {wgpu.__version__} (wgpu-native {native_version})"
+        self._adapters: list[tuple[DeviceDescriptor, Any]] | None = None
+
+    def _enumerate(self) -> list[tuple[DeviceDescriptor, Any]]:
+        if self._adapters is not None:
+            return self._adapters
+        try:
+            adapters = self.wgpu.gpu.enumerate_adapters_sync()
+        except Exception as exc:
+            raise BackendUnavailableError(
+                f"wgpu could not enumerate adapters: {exc}; fix: install a GPU driver or, for a "
+                "software device, apt-get install mesa-vulkan-drivers libvulkan1"
+            ) from exc
+        counters: dict[str, int] = {}
+        out = []
+        for a in adapters:
+            info = dict(a.info)
+            api = _API.get(str(info.get("backend_type", "")).lower(), str(info.get("backend_type", "")).lower())
+            if api not in ("vulkan", "metal", "dx12", "gl"):
+                continue
+            n = counters.get(api, 0)
+            counters[api] = n + 1
+            atype = _ADAPTER.get(str(info.get("adapter_type", "")).lower(), "unknown")
+            name = info.get("device") or info.get("description") or "unknown adapter"
+            vendor = info.get("vendor") or _vendor_name(info.get("vendor_id", 0)) or "unknown"
+            desc = DeviceDescriptor(
+                uri=f"{api}:{n}", name=str(name), vendor=str(vendor), api=api, adapter_type=atype,
+                backend=self.name, vendor_id=int(info.get("vendor_id", 0) or 0),
+                device_id=int(info.get("device_id", 0) or 0),
+                driver=str(info.get("description", "")), arch=str(info.get("architecture", "")),
+                extra={"features": tuple(sorted(a.features)), "limits": dict(a.limits),
+                       "adapter_info": info},
+            )
+            out.append((desc, a))
+        self._adapters = out
+        return out
+
+    def devices(self) -> list[DeviceDescriptor]:
+        return [d for d, _ in self._enumerate()]
+
+    def resolve(self, uri: DeviceURI) -> DeviceDescriptor:
+        descs = self.devices()
+        if uri.path is not None:
+            raise DeviceNotFoundError(
+                f"device {str(uri)!r}: the {uri.scheme} scheme takes an ordinal, not a path; "
+                f"devices: {', '.join(d.uri for d in descs) or 'none'}"
+            )
+        if uri.scheme == "wgpu":
+            from ..registry import _API_RANK, _adapter_rank
+
+            pool = sorted(descs, key=lambda d: (_adapter_rank(d), _API_RANK.get(d.api, 2)))
+        else:
+            pool = [d for d in descs if d.api == uri.scheme]
+        i = uri.ordinal or 0
+        if i >= len(pool):
+            have = ", ".join(d.uri for d in pool) or "none"
+            raise DeviceNotFoundError(
+                f"no device {str(uri)!r}: this machine has {len(pool)} {uri.scheme} device(s) ({have}); "
+                f"all wgpu devices: {', '.join(d.uri for d in descs) or 'none'}. "
+                "Run `pyaccel devices` to list them"
+                + ("; for a software Vulkan device: apt-get install mesa-vulkan-drivers libvulkan1"
+                   if not pool and uri.scheme == "vulkan" else "")
+            )
+        return pool[i]
+
+    def open(self, desc: DeviceDescriptor) -> Device:
+        adapter = dict((d.uri, a) for d, a in self._enumerate())[desc.uri]
+        feats = [f for f in WANTED_FEATURES if f in adapter.features]
+        limits = {k: v for k, v in adapter.limits.items() if k in WANTED_LIMITS}
+        dev = adapter.request_device_sync(required_features=feats, required_limits=limits,
+                                          label=f"pyaccel {desc.uri}")
+        return Device(desc, self._impl(desc, dev, feats))
+
+    async def open_async(self, desc: DeviceDescriptor) -> Device:
+        adapter = dict((d.uri, a) for d, a in self._enumerate())[desc.uri]
+        feats = [f for f in WANTED_FEATURES if f in adapter.features]
+        limits = {k: v for k, v in adapter.limits.items() if k in WANTED_LIMITS}
+        dev = await adapter.request_device_async(required_features=feats, required_limits=limits,
+                                                 label=f"pyaccel {desc.uri}")
+        return Device(desc, self._impl(desc, dev, feats))
+
+    def _impl(self, desc: DeviceDescriptor, dev: Any, feats: list[str]) -> GPUDeviceImpl:
+        caps = Capability.NONE
+        for f in dev.features:
+            caps |= FEATURE_FLAGS.get(f, Capability.NONE)
+        if desc.is_software:
+            caps |= Capability.SOFTWARE | Capability.UNIFIED_MEMORY
+        elif desc.adapter_type == "integrated":
+            caps |= Capability.UNIFIED_MEMORY
+        limits = Limits.from_webgpu(dict(dev.limits))
+        info = [f"  features        : {', '.join(sorted(dev.features)) or 'none'}",
+                f"  adapter features: {', '.join(desc.extra.get('features', ())) or 'none'}"]
+        return GPUDeviceImpl(WgpuFacade(self.wgpu, dev), limits, caps, info)
+
+
+def _vendor_name(vid: int) -> str:
+    return {0x10DE: "NVIDIA", 0x1002: "AMD", 0x8086: "Intel", 0x106B: "Apple", 0x13B5: "ARM",
+            0x5143: "Qualcomm", 0x10005: "Mesa"}.get(int(vid or 0), "")

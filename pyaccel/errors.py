@@ -1,0 +1,80 @@
+"""The pyaccel exception hierarchy.
+
+Every message says what was wrong, quotes the offending value, and names a fix.
+Each class also derives from the builtin exception a caller would naturally
+catch (``LookupError`` for a missing device, ``ValueError`` for a bad URI, ...).
+"""
+
+from __future__ import annotations
+
+
+class PyaccelError(Exception):
+    """Base class of every error raised by pyaccel."""
+
+
+class BackendUnavailableError(PyaccelError, RuntimeError):
+    """A backend (or a feature of one) cannot be used here; the message says why and how to fix it."""
+
+
+class DeviceNotFoundError(PyaccelError, LookupError):
+    """A well-formed device URI names no device that exists here."""
+
+    def __str__(self) -> str:  # LookupError would repr() a single argument
+        return str(self.args[0]) if self.args else ""
+
+
+class InvalidDeviceURIError(PyaccelError, ValueError):
+    """A device URI that does not parse (``scheme``, ``scheme:N`` or ``scheme://path``)."""
+
+
+class UnsupportedDTypeError(PyaccelError, TypeError):
+    """A dtype the device cannot hold (for example float64 on a WebGPU device)."""
+
+
+class KernelCompileError(PyaccelError, ValueError):
+    """WGSL failed to compile; carries the compiler message and the source position."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        line: int | None = None,
+        column: int | None = None,
+        compiler_message: str = "",
+        source: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
+        self.compiler_message = compiler_message
+        self.source = source
+
+
+class OutOfDeviceMemoryError(PyaccelError, MemoryError):
+    """An allocation above the device limit or beyond its memory."""
+
+
+class DeviceLostError(PyaccelError, RuntimeError):
+    """The device was lost (driver reset, browser tab, ...): open it again."""
+
+
+class BufferFreedError(PyaccelError, RuntimeError):
+    """A buffer (or array) was used after ``free()``."""
+
+
+class AsyncRequiredError(PyaccelError, RuntimeError):
+    """A synchronous call had to wait on a browser promise but JSPI is not available."""
+
+
+__all__ = [
+    "AsyncRequiredError",
+    "BackendUnavailableError",
+    "BufferFreedError",
+    "DeviceLostError",
+    "DeviceNotFoundError",
+    "InvalidDeviceURIError",
+    "KernelCompileError",
+    "OutOfDeviceMemoryError",
+    "PyaccelError",
+    "UnsupportedDTypeError",
+]
