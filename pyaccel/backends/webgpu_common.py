@@ -234,7 +234,7 @@ class GPUDeviceImpl:
                 self._destroy(h)
         self._pool.clear()
         self._pooled_bytes = 0
-        for size, lst in self._staging.items():
+        for lst in self._staging.values():
             for b in lst:
                 self.f.destroy_buffer(b)
         self._staging.clear()

@@ -1,0 +1,86 @@
+"""Launching built-in WGSL kernels on a GPU device (internal helpers shared by all op families).
+
+Conventions every built-in kernel follows:
+
+* dtype specialisation by a WGSL prefix, never string surgery inside the body:
+  ``specialize(src, T="f32")`` prepends ``alias T = f32;`` (and ``enable f16;``
+  when any alias is f16);
+* buffers bind at 0..k-1 in the order given, the parameter block (a uniform) at k;
+* 1-D work uses ``@workgroup_size(WG)`` with ``override WG: u32 = 256;`` and the
+  linear index ``i = gid.x + gid.y * (nwg.x * WG)`` (``nwg`` =
+  ``@builtin(num_workgroups)``), so grids beyond 65535 workgroups spread over y.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Sequence
+from importlib import resources
+from typing import Any
+
+from ..device import Buffer, Device
+
+WG = 256
+_SOURCES: dict[str, str] = {}
+
+
+def wgsl_source(name: str) -> str:
+    """Text of ``pyaccel/ops/<name>.wgsl`` (package data, cached)."""
+    src = _SOURCES.get(name)
+    if src is None:
+        src = resources.files(__package__).joinpath(f"{name}.wgsl").read_text()
+        _SOURCES[name] = src
+    return src
+
+
+def specialize(src: str, **aliases: str) -> str:
+    """Prefix ``alias NAME = type;`` lines (and ``enable f16;`` if needed) to WGSL source."""
+    head = []
+    if any(t == "f16" or "f16" in t for t in aliases.values()):
+        head.append("enable f16;")
+    head += [f"alias {k} = {v};" for k, v in aliases.items()]
+    return "\n".join(head) + "\n" + src
+
+
+def grid_1d(device: Device, n: int, wg: int = WG) -> tuple[int, int, int]:
+    """Workgroup counts covering ``n`` invocations, spread over y past the per-dimension limit."""
+    groups = max(1, math.ceil(n / wg))
+    lim = device.limits.max_workgroups_per_dimension
+    if groups <= lim:
+        return (groups, 1, 1)
+    y = math.ceil(groups / lim)
+    x = math.ceil(groups / y)
+    if y > lim:
+        raise ValueError(f"{n} elements need more than {lim}x{lim} workgroups; split the array")
+    return (x, y, 1)
+
+
+def pack(fmt: str, *values: Any) -> bytes:
+    """Little-endian parameter block, padded to 16 bytes (uniform-friendly)."""
+    data = struct.pack("<" + fmt, *values)
+    return data + b"\0" * (-len(data) % 16)
+
+
+def launch(device: Device, src: str, buffers: Sequence[Any], params: bytes | None,
+           workgroups: tuple[int, int, int], *, entry: str = "main",
+           constants: dict[str, float] | None = None, name: str = "") -> None:
+    """Record one dispatch of ``src`` on a GPU device (no wait).
+
+    ``buffers`` are ``Buffer`` objects (or raw GPUBuffer handles) bound at 0..k-1;
+    ``params`` (if any) is bound as a uniform at binding k.
+    """
+    impl = device.impl
+    pipe = impl.pipeline(src, entry, constants, name)
+    entries = []
+    for i, b in enumerate(buffers):
+        if isinstance(b, Buffer):
+            h, n = b.handle, b.nbytes
+        else:
+            h, n = b, b.size
+        entries.append((i, h, 0, max(4, (n + 3) & ~3)))
+    if params is not None:
+        u = impl.uniform(params)
+        entries.append((len(buffers), u, 0, len(params)))
+    with device._lock:
+        impl.dispatch(pipe, entries, workgroups)

@@ -1,0 +1,271 @@
+// pyaccel playground: boots Pyodide, loads the pyaccel wheel, runs user code.
+//
+// Page contract (stable: tests/browser and docs rely on these):
+//   #code      <textarea>  Python source to run
+//   #examples  <select>    example picker; option value = example id (examples.js)
+//   #run       <button>    runs #code (also Ctrl/Cmd+Enter inside #code);
+//                          disabled until Pyodide + pyaccel are loaded
+//   #output    <pre>       stdout/stderr of the last run, then its result or traceback
+//   #devices   <pre>       device report: WebGPU adapter seen by JS + pyaccel.devices()
+//   #elapsed   <span>      wall time of the last run ("12.3 ms")
+//   #banner    <div>       hidden unless WebGPU is unavailable (text says why)
+//   #status    <span>      boot progress ("ready", "failed: ...")
+//
+// Globals:
+//   window.pyodide          the Pyodide instance, once loaded
+//   window.pyaccelReady     Promise<PyodideAPI>: resolves once loadPackage("pyaccel")
+//                           is done; rejects (with the reason) if booting fails
+//   window.pyaccelWebGPU    Promise<{available, navigatorGpu, secureContext, reason, adapter}>
+//                           what JS sees of WebGPU (adapter = {vendor, architecture,
+//                           device, description, features} or null)
+//   window.pyaccelPlayground {examples, run(code) -> Promise<{ok, output, elapsedMs}>,
+//                           setExample(id)}
+//
+// Query string: ?example=<id> preselects an example; ?autorun=1 runs it once ready.
+//
+// Pyodide's runtime files are served from "<page base>/pyodide/" (web/public/pyodide,
+// filled by `python wasm/build.py`), so the built site works from any static path.
+import { loadPyodide } from "pyodide";
+import { EXAMPLES } from "./examples.js";
+
+const $ = (id) => document.getElementById(id);
+const el = {
+  code: $("code"),
+  examples: $("examples"),
+  run: $("run"),
+  output: $("output"),
+  devices: $("devices"),
+  elapsed: $("elapsed"),
+  banner: $("banner"),
+  status: $("status"),
+};
+const INDEX_URL = new URL("pyodide/", document.baseURI).href;
+const params = new URLSearchParams(location.search);
+
+function setStatus(text) {
+  el.status.textContent = text;
+}
+
+function appendOutput(text, cls) {
+  const span = document.createElement("span");
+  if (cls) span.className = cls;
+  span.textContent = text.endsWith("\n") ? text : text + "\n";
+  el.output.appendChild(span);
+  el.output.scrollTop = el.output.scrollHeight;
+}
+
+// ------------------------------------------------------------------ examples
+for (const ex of EXAMPLES) {
+  const opt = document.createElement("option");
+  opt.value = ex.id;
+  opt.textContent = ex.title;
+  el.examples.appendChild(opt);
+}
+
+function setExample(id) {
+  const ex = EXAMPLES.find((e) => e.id === id) ?? EXAMPLES[0];
+  el.examples.value = ex.id;
+  el.code.value = ex.code;
+  return ex;
+}
+
+el.examples.addEventListener("change", () => setExample(el.examples.value));
+setExample(params.get("example") ?? EXAMPLES[0].id);
+
+// Tab inserts four spaces instead of leaving the editor.
+el.code.addEventListener("keydown", (ev) => {
+  if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) {
+    ev.preventDefault();
+    if (!el.run.disabled) el.run.click();
+  } else if (ev.key === "Tab" && !ev.shiftKey && !ev.ctrlKey && !ev.altKey) {
+    ev.preventDefault();
+    el.code.setRangeText("    ", el.code.selectionStart, el.code.selectionEnd, "end");
+  }
+});
+
+// ------------------------------------------------------------------- WebGPU
+async function probeWebGPU() {
+  const res = {
+    available: false,
+    navigatorGpu: "gpu" in navigator && !!navigator.gpu,
+    secureContext: window.isSecureContext,
+    reason: "",
+    adapter: null,
+  };
+  if (!res.navigatorGpu) {
+    res.reason = res.secureContext
+      ? "navigator.gpu is undefined: this browser has no WebGPU (or it is disabled)."
+      : "navigator.gpu is undefined: WebGPU needs a secure context (https:// or http://localhost).";
+    return res;
+  }
+  try {
+    const adapter = await navigator.gpu.requestAdapter();
+    if (!adapter) {
+      res.reason = "navigator.gpu.requestAdapter() returned null: WebGPU is present but no adapter is usable (blocklisted or no GPU).";
+      return res;
+    }
+    const info = adapter.info ?? {};
+    res.adapter = {
+      vendor: info.vendor ?? "",
+      architecture: info.architecture ?? "",
+      device: info.device ?? "",
+      description: info.description ?? "",
+      features: [...adapter.features].sort(),
+      maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize,
+      maxComputeWorkgroupSizeX: adapter.limits.maxComputeWorkgroupSizeX,
+      maxComputeInvocationsPerWorkgroup: adapter.limits.maxComputeInvocationsPerWorkgroup,
+    };
+    res.available = true;
+  } catch (err) {
+    res.reason = `navigator.gpu.requestAdapter() failed: ${err}`;
+  }
+  return res;
+}
+
+function renderWebGPU(gpu) {
+  if (gpu.available) {
+    const a = gpu.adapter;
+    return [
+      `WebGPU adapter (JS): ${a.vendor || "?"} / ${a.architecture || "?"}` +
+        (a.description ? ` — ${a.description}` : ""),
+      `  features: ${a.features.join(", ") || "(none)"}`,
+      `  maxStorageBufferBindingSize: ${a.maxStorageBufferBindingSize}`,
+      `  maxComputeInvocationsPerWorkgroup: ${a.maxComputeInvocationsPerWorkgroup}`,
+    ].join("\n");
+  }
+  return `WebGPU: unavailable\n  ${gpu.reason}`;
+}
+
+const webgpuPromise = probeWebGPU().then((gpu) => {
+  el.devices.textContent = renderWebGPU(gpu);
+  if (!gpu.available) {
+    el.banner.textContent =
+      "WebGPU is not available in this browser, so pyaccel cannot use the GPU here. " +
+      gpu.reason +
+      " Try a recent Chrome/Edge (or Firefox/Safari with WebGPU enabled).";
+    el.banner.hidden = false;
+  }
+  return gpu;
+});
+window.pyaccelWebGPU = webgpuPromise;
+
+// ------------------------------------------------------------------- Pyodide
+// stdout/stderr go to #output while a playground run is active, else console.
+let sink = null;
+
+async function boot() {
+  const t0 = performance.now();
+  setStatus("loading Pyodide…");
+  const pyodide = await loadPyodide({
+    indexURL: INDEX_URL,
+    stdout: (s) => (sink ? sink(s, null) : console.log(s)),
+    stderr: (s) => (sink ? sink(s, "err") : console.warn(s)),
+  });
+  window.pyodide = pyodide;
+  setStatus("loading pyaccel…");
+  await pyodide.loadPackage("pyaccel", {
+    messageCallback: (m) => console.log(m),
+    errorCallback: (m) => console.warn(m),
+  });
+  const version = pyodide.runPython("import pyaccel; pyaccel.__version__");
+  const ms = performance.now() - t0;
+  window.pyaccelBootMs = ms;
+  setStatus(`ready — Pyodide ${pyodide.version}, pyaccel ${version} (${(ms / 1000).toFixed(1)} s)`);
+  return pyodide;
+}
+
+const ready = boot();
+window.pyaccelReady = ready;
+
+ready.then(
+  async (pyodide) => {
+    el.run.disabled = false;
+    await webgpuPromise;
+    await reportDevices(pyodide);
+    if (params.get("autorun")) el.run.click();
+  },
+  (err) => {
+    setStatus("failed");
+    appendOutput(`Pyodide failed to start: ${err?.message ?? err}`, "err");
+    console.error(err);
+  },
+);
+
+const DEVICES_PY = `
+def _pyaccel_devices_report():
+    import pyaccel
+    if not hasattr(pyaccel, "devices"):
+        return "pyaccel.devices(): not available in pyaccel " + pyaccel.__version__
+    try:
+        devs = pyaccel.devices()
+    except Exception as e:
+        return f"pyaccel.devices() failed: {type(e).__name__}: {e}"
+    lines = ["pyaccel.devices():"] + ["  " + str(d) for d in devs]
+    try:
+        lines.append("default: " + str(pyaccel.get_device()))
+    except Exception as e:
+        lines.append(f"default: none ({type(e).__name__}: {e})")
+    return "\\n".join(lines)
+_pyaccel_devices_report()
+`;
+
+async function reportDevices(pyodide) {
+  let text;
+  try {
+    text = await pyodide.runPythonAsync(DEVICES_PY, { globals: pyodide.toPy({}) });
+  } catch (err) {
+    text = `pyaccel.devices() failed: ${err?.message ?? err}`;
+  }
+  el.devices.textContent += "\n\n" + text;
+}
+
+// ----------------------------------------------------------------------- run
+async function run(code) {
+  const pyodide = await ready;
+  el.output.textContent = "";
+  el.elapsed.textContent = "running…";
+  el.run.disabled = true;
+  const chunks = [];
+  sink = (s, cls) => {
+    chunks.push(s);
+    appendOutput(s, cls);
+  };
+  const globals = pyodide.toPy({ __name__: "__main__" });
+  let ok = true;
+  const t0 = performance.now();
+  let ms = 0;
+  try {
+    // Fetch packages the code imports (e.g. numpy) when they are reachable;
+    // offline this fails for CDN-only packages, and the import error says so.
+    try {
+      await pyodide.loadPackagesFromImports(code, { messageCallback: () => {} });
+    } catch (err) {
+      appendOutput(`note: could not load the imported packages: ${err?.message ?? err}`, "note");
+    }
+    const result = await pyodide.runPythonAsync(code, { globals });
+    if (result !== undefined) {
+      let text;
+      if (result && typeof result === "object" && typeof result.toString === "function" && pyodide.isPyProxy?.(result)) {
+        text = result.toString();
+        result.destroy();
+      } else {
+        text = String(result);
+      }
+      sink(text.length > 4000 ? text.slice(0, 4000) + " …" : text, null);
+    }
+  } catch (err) {
+    ok = false;
+    sink(String(err?.message ?? err), "err");
+  } finally {
+    ms = performance.now() - t0;
+    el.elapsed.textContent = `${ms.toFixed(1)} ms`;
+    sink = null;
+    globals.destroy();
+    el.run.disabled = false;
+  }
+  return { ok, output: chunks.join("\n"), elapsedMs: ms };
+}
+
+el.run.addEventListener("click", () => run(el.code.value));
+
+window.pyaccelPlayground = { examples: EXAMPLES, run, setExample };
