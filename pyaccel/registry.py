@@ -43,7 +43,7 @@ ENTRY_POINT_GROUP = "pyaccel.backends"
 
 
 class Backend(Protocol):
-    """What a backend module provides (one small class per ``backends/*.py``)."""
+    """What a backend module provides (one small class per ``runtime/*.py``)."""
 
     name: str
     schemes: tuple[str, ...]
@@ -101,7 +101,7 @@ BUILTIN_BACKENDS: tuple[BackendEntry, ...] = (
     # The browser's WebGPU through Pyodide: only inside a web page.
     BackendEntry(
         "webgpu",
-        "pyaccel.backends.browser:BrowserBackend",
+        "pyaccel.runtime.browser:BrowserBackend",
         priority=300,
         schemes=("webgpu",),
         description="the browser's WebGPU through Pyodide",
@@ -110,7 +110,7 @@ BUILTIN_BACKENDS: tuple[BackendEntry, ...] = (
     # Native GPUs through wgpu-py: Vulkan, Metal, DX12 and GL adapters.
     BackendEntry(
         "wgpu",
-        "pyaccel.backends.wgpu_native:WgpuBackend",
+        "pyaccel.runtime.wgpu_native:WgpuBackend",
         priority=200,
         schemes=("wgpu", "vulkan", "metal", "dx12", "gl"),
         description="native GPUs through wgpu-py (Vulkan/Metal/DX12/GL)",
@@ -119,7 +119,7 @@ BUILTIN_BACKENDS: tuple[BackendEntry, ...] = (
     # NumPy on the host: the fallback and the oracle.
     BackendEntry(
         "cpu",
-        "pyaccel.backends.cpu:CpuBackend",
+        "pyaccel.runtime.cpu:CpuBackend",
         priority=100,
         schemes=("cpu", "numpy"),
         description="NumPy on the host CPU (fallback and oracle)",

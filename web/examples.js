@@ -57,21 +57,10 @@ buf.free()
 `),
   },
   {
-    id: "arrays",
-    title: "Arrays and elementwise ops",
-    code: py(`
-import pyaccel
-
-x = pyaccel.asarray([1.0, 2.0, 3.0, 4.0], dtype=pyaccel.float32)
-y = x * 2.0 + 1.0
-print(y.device, y.dtype, y.shape)
-print(y.tolist())
-`),
-  },
-  {
     id: "kernel",
-    title: "Custom WGSL kernel",
+    title: "Custom WGSL kernel (saxpy)",
     code: py(`
+import array
 import pyaccel
 
 saxpy = pyaccel.Kernel("""
@@ -84,12 +73,16 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     if (i < arrayLength(&y)) { y[i] = a * x[i] + y[i]; }
 }
 """, entry="main")
+print(saxpy)
 
 n = 1000
-x = pyaccel.asarray([float(i) for i in range(n)], dtype=pyaccel.float32)
-y = pyaccel.asarray([1.0] * n, dtype=pyaccel.float32)
+x = array.array("f", range(n))        # host data (numpy arrays work too)
+y = array.array("f", [1.0] * n)       # read_write: the result is written back
 saxpy(x, y, grid=(n,), constants={"a": 3.0})
-print(y.tolist()[:8])
+print("device:", pyaccel.get_device())
+print("y[:8] =", list(y[:8]))
+assert all(y[i] == 3.0 * i + 1.0 for i in range(n))
+print("ok")
 `),
   },
   {
@@ -100,14 +93,16 @@ print(y.tolist()[:8])
 # pyaccel's browser backend does. run_sync() needs JSPI (Chromium 137+).
 import struct, time
 import js
-from pyodide.ffi import run_sync, to_js
+from pyodide.ffi import jsnull, run_sync, to_js
 
 def obj(**kw):
     return to_js(kw, dict_converter=js.Object.fromEntries)
 
+if getattr(js.navigator, "gpu", None) is None:
+    raise RuntimeError("navigator.gpu is undefined: this browser has no WebGPU")
 adapter = run_sync(js.navigator.gpu.requestAdapter())
-if adapter is None:
-    raise RuntimeError("no WebGPU adapter")
+if adapter in (None, jsnull):
+    raise RuntimeError("navigator.gpu.requestAdapter() returned null: no usable WebGPU adapter")
 device = run_sync(adapter.requestDevice())
 print("adapter:", adapter.info.vendor, adapter.info.architecture)
 

@@ -194,13 +194,13 @@ ready.then(
 const DEVICES_PY = `
 def _pyaccel_devices_report():
     import pyaccel
-    if not hasattr(pyaccel, "devices"):
+    if not callable(getattr(pyaccel, "devices", None)):
         return "pyaccel.devices(): not available in pyaccel " + pyaccel.__version__
     try:
         devs = pyaccel.devices()
     except Exception as e:
         return f"pyaccel.devices() failed: {type(e).__name__}: {e}"
-    lines = ["pyaccel.devices():"] + ["  " + str(d) for d in devs]
+    lines = ["pyaccel.devices():"] + (["  " + str(d) for d in devs] or ["  (none)"])
     try:
         lines.append("default: " + str(pyaccel.get_device()))
     except Exception as e:
@@ -220,6 +220,23 @@ async function reportDevices(pyodide) {
 }
 
 // ----------------------------------------------------------------------- run
+// Drop Pyodide's own frames (_pyodide/_base.py: eval_code_async, run_async)
+// from tracebacks so the user's frames stand out.
+function cleanTraceback(text) {
+  const out = [];
+  let skipping = false;
+  for (const line of text.split("\n")) {
+    if (/^ {2}File "\/lib\/python[^"]*\/_pyodide\//.test(line)) {
+      skipping = true;
+      continue;
+    }
+    if (skipping && line.startsWith("    ")) continue;
+    skipping = false;
+    out.push(line);
+  }
+  return out.join("\n");
+}
+
 async function run(code) {
   const pyodide = await ready;
   el.output.textContent = "";
@@ -255,7 +272,7 @@ async function run(code) {
     }
   } catch (err) {
     ok = false;
-    sink(String(err?.message ?? err), "err");
+    sink(cleanTraceback(String(err?.message ?? err)), "err");
   } finally {
     ms = performance.now() - t0;
     el.elapsed.textContent = `${ms.toFixed(1)} ms`;

@@ -489,7 +489,8 @@ def pytest_runtest_makereport(item, call):
     if report.failed:
         for bp in pages:
             since, since_err = marks.get(id(bp), (0, 0))
-            report.sections.append((f"browser log: {bp.name}", bp.log_text(since, since_err)))
+            if bp.console[since:] or bp.errors[since_err:]:
+                report.sections.append((f"browser log: {bp.name}", bp.log_text(since, since_err)))
 
 
 _MARKS = pytest.StashKey[dict]()

@@ -1,0 +1,101 @@
+"""Shared test setup.
+
+* Loads the ``pyaccel.testing`` pytest plugin (``device`` / ``gpu_device`` fixtures,
+  ``--pyaccel-device``) when it is not already registered through its ``pytest11``
+  entry point (a development checkout that is not pip-installed).
+* Hypothesis profiles: ``ci`` (15 examples, no deadline; loaded when ``CI=true``),
+  ``dev`` (50 examples; the default) and ``exhaustive`` (1000); ``HYPOTHESIS_PROFILE``
+  picks one explicitly.
+* With ``CI=true`` the session fails at start unless every device CI must test is
+  present (``vulkan:0``, ``gl:0``, ``cpu:0``; override with
+  ``PYACCEL_CI_REQUIRED_DEVICES=uri,uri``), so a runner without Mesa cannot pass by
+  skipping everything.
+* ``rng``: a NumPy Generator with a fresh seed per test (printed, so a failure can
+  be replayed with ``PYACCEL_TEST_SEED``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:  # hypothesis-based tests skip themselves
+    settings = None
+
+CI = os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+CI_REQUIRED = ("vulkan:0", "gl:0", "cpu:0")
+
+if settings is not None:
+    _slow_ok = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+    settings.register_profile("ci", max_examples=15, deadline=None, suppress_health_check=_slow_ok)
+    settings.register_profile("dev", max_examples=50, deadline=None, suppress_health_check=_slow_ok)
+    settings.register_profile("exhaustive", max_examples=1000, deadline=None,
+                              suppress_health_check=_slow_ok)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if CI else "dev"))
+
+
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    # Register the plugin unless its entry point (pip install) or `-p` already did.
+    already = pluginmanager.has_plugin("pyaccel") or pluginmanager.has_plugin("pyaccel.testing")
+    mod = sys.modules.get("pyaccel.testing")
+    if mod is not None and pluginmanager.is_registered(mod):
+        already = True
+    if not already:
+        import pyaccel.testing
+
+        pluginmanager.register(pyaccel.testing, "pyaccel.testing")
+
+
+def required_devices() -> list[str]:
+    raw = os.environ.get("PYACCEL_CI_REQUIRED_DEVICES")
+    if raw is None:
+        return list(CI_REQUIRED)
+    return [u.strip() for u in raw.split(",") if u.strip()]
+
+
+def missing_devices_report(required: list[str]) -> str | None:
+    """None when every required device is listed, else a message naming what is missing and the fix."""
+    import pyaccel
+
+    have = [d.uri for d in pyaccel.devices()]
+    missing = [u for u in required if u not in have]
+    if not missing:
+        return None
+    reasons = "\n".join(f"    {b.name}: {b.reason}" for b in pyaccel.backends() if not b.available)
+    return (
+        f"CI=true but the device(s) {', '.join(missing)} are missing; "
+        f"pyaccel.devices() lists: {', '.join(have) or 'nothing'}.\n"
+        f"  unavailable backends:\n{reasons or '    none'}\n"
+        "  fix: install the software drivers, e.g. `apt-get install mesa-vulkan-drivers libvulkan1 "
+        "libegl1 libgl1-mesa-dri` (and `pip install wgpu==0.32.0 numpy`); CI refuses to pass by "
+        "skipping device tests"
+    )
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not CI:
+        return
+    report = missing_devices_report(required_devices())
+    if report:
+        pytest.exit(report, returncode=pytest.ExitCode.USAGE_ERROR)
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    lines = []
+    if settings is not None:
+        lines.append(f"pyaccel: hypothesis profile {settings.get_current_profile_name()!r}, CI={CI}")
+    return lines
+
+
+@pytest.fixture
+def rng():
+    """A NumPy Generator with a fresh seed (set PYACCEL_TEST_SEED to replay one)."""
+    import numpy as np
+
+    seed = int(os.environ.get("PYACCEL_TEST_SEED") or int.from_bytes(os.urandom(4), "little"))
+    print(f"rng seed: PYACCEL_TEST_SEED={seed}")
+    return np.random.default_rng(seed)
