@@ -432,36 +432,56 @@ def device(uri: str | DeviceURI | Device | None = None) -> Device:
 
 
 async def device_async(uri: str | DeviceURI | Device | None = None) -> Device:
-    """Async twin of :func:`device` (the browser must await the adapter request)."""
+    """Async twin of :func:`device`: awaits what the browser must await (adapter, device)."""
+    if isinstance(uri, Device):
+        return uri
     if uri is None:
         stack = getattr(_local, "stack", None)
         if stack:
             return stack[-1]
         if _global_default[0] is not None:
             return _global_default[0]
-    target = uri
-    if target is None:
         prefs = REGISTRY.preferences()
-        descs = REGISTRY.devices() if prefs is None else []
-        for cand in (prefs or [d.uri for d in descs]):
+        cands: list[str] = prefs if prefs is not None else []
+        if prefs is None:
+            for e in REGISTRY.entries():  # let async backends discover first
+                await _prepare(e.name, None)
+            cands = [d.uri for d in REGISTRY.devices()]
+        reasons = []
+        for c in cands:
             try:
-                desc = REGISTRY.resolve(cand)
-                b = REGISTRY.backend(desc.backend)
-                if hasattr(b, "open_async"):
-                    dev = REGISTRY._devices.get(desc.uri) or await b.open_async(desc)
-                    REGISTRY._devices[desc.uri] = dev
-                    return dev
-                return REGISTRY.open(desc.uri)
-            except (DeviceNotFoundError, BackendUnavailableError):
+                dev = await _open_async(c)
+            except (DeviceNotFoundError, BackendUnavailableError) as exc:
+                reasons.append(f"  {c}: {exc}")
                 continue
-        return REGISTRY.default_device()  # raises with every reason
-    if isinstance(target, Device):
-        return target
-    desc = REGISTRY.resolve(target)
-    b = REGISTRY.backend(desc.backend)
-    if hasattr(b, "open_async") and desc.uri not in REGISTRY._devices:
-        REGISTRY._devices[desc.uri] = await b.open_async(desc)
-    return REGISTRY.open(desc.uri)
+            _global_default[0] = dev
+            return dev
+        raise DeviceNotFoundError("no device could be opened:\n" + "\n".join(reasons or ["  (none found)"]))
+    return await _open_async(uri)
+
+
+async def _prepare(name: str, path: str | None) -> None:
+    try:
+        b = REGISTRY.backend(name)
+    except BackendUnavailableError:
+        return
+    prep = getattr(b, "prepare_async", None)
+    if prep is not None:
+        await prep(path or "default")
+
+
+async def _open_async(uri: str | DeviceURI) -> Device:
+    u = DeviceURI.parse(uri)
+    entry = REGISTRY._entry_for_scheme(u.scheme)
+    await _prepare(entry.name, u.path)
+    desc = REGISTRY.resolve(u)
+    dev = REGISTRY._devices.get(desc.uri)
+    if dev is None:
+        b = REGISTRY.backend(desc.backend)
+        opener = getattr(b, "open_async", None)
+        dev = await opener(desc) if opener is not None else b.open(desc)
+        dev = REGISTRY._devices.setdefault(desc.uri, dev)
+    return dev
 
 
 def first_device(uris: Sequence[str | DeviceURI | Device]) -> Device:

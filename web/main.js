@@ -104,6 +104,8 @@ async function probeWebGPU() {
       res.reason = "navigator.gpu.requestAdapter() returned null: WebGPU is present but no adapter is usable (blocklisted or no GPU).";
       return res;
     }
+    // pyaccel's webgpu backend picks this up, so discovery needs no await in Python.
+    globalThis.pyaccelAdapter = adapter;
     const info = adapter.info ?? {};
     res.adapter = {
       vendor: info.vendor ?? "",
@@ -174,7 +176,11 @@ async function boot() {
   return pyodide;
 }
 
-const ready = boot();
+// Ready = Pyodide booted, pyaccel loaded, and the WebGPU probe done (its adapter is handed to pyaccel).
+const ready = boot().then(async (pyodide) => {
+  await webgpuPromise;
+  return pyodide;
+});
 window.pyaccelReady = ready;
 
 ready.then(

@@ -1,19 +1,238 @@
-"""The browser's WebGPU through Pyodide (``webgpu:0``, ``webgpu://high-performance``,
-``webgpu://low-power``). Implements the WebGPU facade over JS objects via pyodide.ffi."""
+"""The browser's WebGPU through Pyodide: ``webgpu:0`` (the default adapter),
+``webgpu://high-performance`` and ``webgpu://low-power``.
+
+:class:`JsFacade` implements the WebGPU facade of ``webgpu_common`` over JS objects
+through ``pyodide.ffi``, so every kernel, op, pool and cache runs unchanged here.
+Descriptors cross the boundary once per call as plain JS objects
+(``to_js(..., dict_converter=Object.fromEntries)``); data crosses as one
+``Uint8Array`` copy each way.
+
+Waiting on a promise: with JSPI (``pyodide.ffi.can_run_sync()``, true inside
+``runPythonAsync``) sync calls wait through ``run_sync``; without it, a sync call
+that must wait raises :class:`AsyncRequiredError` naming its async twin.
+"""
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
-from ..errors import BackendUnavailableError
+from ..capabilities import FEATURE_FLAGS, Capability, Limits
+from ..device import Device, DeviceDescriptor
+from ..errors import (
+    AsyncRequiredError,
+    BackendUnavailableError,
+    DeviceNotFoundError,
+    KernelCompileError,
+)
+from ..uri import DeviceURI
+from .webgpu_common import Facade, GPUDeviceImpl, compile_error
+
+WANTED_FEATURES = ("shader-f16", "subgroups", "timestamp-query")
+LIMIT_NAMES = (
+    "maxBufferSize", "maxStorageBufferBindingSize", "maxUniformBufferBindingSize",
+    "maxStorageBuffersPerShaderStage", "maxComputeWorkgroupSizeX", "maxComputeWorkgroupSizeY",
+    "maxComputeWorkgroupSizeZ", "maxComputeInvocationsPerWorkgroup",
+    "maxComputeWorkgroupsPerDimension", "maxComputeWorkgroupStorageSize",
+    "minStorageBufferOffsetAlignment", "minUniformBufferOffsetAlignment",
+)
+# Limits pyaccel raises to the adapter's maximum when requesting the device.
+REQUESTED_LIMITS = LIMIT_NAMES[:10]
+PATHS = {"high-performance": "high-performance", "low-power": "low-power"}
 
 
 def in_pyodide() -> bool:
     return sys.platform == "emscripten"
 
 
+def _ffi() -> Any:
+    import pyodide.ffi as ffi
+
+    return ffi
+
+
+def wait(promise: Any, twin: str) -> Any:
+    """Wait for a JS promise from sync code (JSPI), or explain the async twin to use."""
+    ffi = _ffi()
+    can = getattr(ffi, "can_run_sync", None)
+    if can is not None and can():
+        return ffi.run_sync(promise)
+    raise AsyncRequiredError(
+        f"this call has to wait for the browser's WebGPU, and synchronous waiting (JSPI) is not "
+        f"available here; use the async form: {twin} (or run the code with "
+        "pyodide.runPythonAsync in a browser with JSPI)"
+    )
+
+
+class FFICounter:
+    """Counts JS calls made through the facade (``device.memory_stats()['ffi_calls']``)."""
+
+    calls = 0
+
+
+class JsFacade(Facade):
+    """The WebGPU primitives over JS objects (``GPUDevice``) through pyodide.ffi."""
+
+    def __init__(self, device: Any, runtime_version: str) -> None:
+        import js
+
+        self.js = js
+        self.ffi = _ffi()
+        self.device = device
+        self.queue = device.queue
+        self.runtime_version = runtime_version
+        self.calls = 0
+        self.lost: str | None = None
+        self._obj = js.Object.fromEntries
+
+    def _o(self, d: dict) -> Any:
+        return self.ffi.to_js(d, dict_converter=self._obj)
+
+    def _check(self) -> None:
+        if self.lost is not None:
+            from ..errors import DeviceLostError
+
+            raise DeviceLostError(f"the WebGPU device was lost ({self.lost}); open it again with "
+                                  "pyaccel.device_async('webgpu') after reloading the page")
+
+    def create_buffer(self, size: int, usage: int) -> Any:
+        self._check()
+        self.calls += 1
+        return self.device.createBuffer(self._o({"size": size, "usage": usage}))
+
+    def destroy_buffer(self, buf: Any) -> None:
+        self.calls += 1
+        buf.destroy()
+
+    def write_buffer(self, buf: Any, offset: int, data: memoryview) -> None:
+        self._check()
+        self.calls += 1
+        # to_js(memoryview) makes one Uint8Array copy of the bytes; writeBuffer copies it to the GPU
+        self.queue.writeBuffer(buf, offset, self.ffi.to_js(data.cast("B") if data.format != "B" else data))
+
+    def create_pipeline(self, wgsl: str, entry: str, constants: dict[str, float]) -> Any:
+        self._check()
+        module = self.device.createShaderModule(self._o({"code": wgsl}))
+        self.calls += 1
+        ffi = self.ffi
+        can_wait = getattr(ffi, "can_run_sync", None) is not None and ffi.can_run_sync()
+        if can_wait:
+            info = ffi.run_sync(module.getCompilationInfo())
+            self.calls += 1
+            errors = [m for m in info.messages if m.type == "error"]
+            if errors:
+                m = errors[0]
+                text = "\n".join(f"wgsl:{e.lineNum}:{e.linePos}: {e.message}" for e in errors)
+                raise compile_error(wgsl, text, int(m.lineNum) or None, int(m.linePos) or None)
+        compute: dict[str, Any] = {"module": module, "entryPoint": entry}
+        if constants:
+            compute["constants"] = dict(constants)
+        desc = self._o({"layout": "auto", "compute": compute})
+        self.calls += 1
+        if can_wait:
+            try:
+                return ffi.run_sync(self.device.createComputePipelineAsync(desc))
+            except KernelCompileError:
+                raise
+            except Exception as exc:  # GPUPipelineError (bad entry point, bad constants, ...)
+                raise compile_error(wgsl, f"{type(exc).__name__}: {exc}") from None
+        # Without JSPI the pipeline is created unchecked; WebGPU reports errors asynchronously.
+        return self.device.createComputePipeline(desc)
+
+    def create_bind_group(self, pipeline: Any, entries: list[tuple[int, Any, int, int]]) -> Any:
+        self.calls += 2
+        return self.device.createBindGroup(self._o({
+            "layout": pipeline.getBindGroupLayout(0),
+            "entries": [{"binding": b, "resource": {"buffer": buf, "offset": o, "size": s}}
+                        for b, buf, o, s in entries],
+        }))
+
+    def create_encoder(self) -> Any:
+        self._check()
+        self.calls += 1
+        return self.device.createCommandEncoder()
+
+    def begin_pass(self, encoder: Any) -> Any:
+        self.calls += 1
+        return encoder.beginComputePass()
+
+    def dispatch(self, cpass: Any, pipeline: Any, group: Any, x: int, y: int, z: int) -> None:
+        self.calls += 3
+        cpass.setPipeline(pipeline)
+        cpass.setBindGroup(0, group)
+        cpass.dispatchWorkgroups(x, y, z)
+
+    def end_pass(self, cpass: Any) -> None:
+        self.calls += 1
+        cpass.end()
+
+    def copy(self, encoder: Any, src: Any, src_offset: int, dst: Any, dst_offset: int, n: int) -> None:
+        self.calls += 1
+        encoder.copyBufferToBuffer(src, src_offset, dst, dst_offset, n)
+
+    def submit(self, encoder: Any) -> None:
+        self._check()
+        self.calls += 2
+        self.queue.submit(self.ffi.to_js([encoder.finish()]))
+
+    def _copy_out(self, buf: Any, offset: int, n: int, out: memoryview | None) -> Any:
+        self.calls += 3
+        u8 = self.js.Uint8Array.new(buf.getMappedRange(offset, n))
+        try:
+            if out is not None:
+                u8.assign_to(out.cast("B") if out.format != "B" else out)  # one copy into Python memory
+                return out
+            return u8.to_bytes()
+        finally:
+            buf.unmap()
+
+    def map_read(self, buf: Any, offset: int, n: int, out: memoryview | None = None) -> Any:
+        self.calls += 1
+        wait(buf.mapAsync(self.js.GPUMapMode.READ, offset, n),
+             "await buf.read_async() / await array.to_numpy_async() / await kernel.call_async(...)")
+        return self._copy_out(buf, offset, n, out)
+
+    async def map_read_async(self, buf: Any, offset: int, n: int, out: memoryview | None = None) -> Any:
+        self.calls += 1
+        await buf.mapAsync(self.js.GPUMapMode.READ, offset, n)
+        return self._copy_out(buf, offset, n, out)
+
+    def wait_idle(self) -> None:
+        self.calls += 1
+        wait(self.queue.onSubmittedWorkDone(), "await device.synchronize_async()")
+
+    async def wait_idle_async(self) -> None:
+        self.calls += 1
+        await self.queue.onSubmittedWorkDone()
+
+
+class BrowserDeviceImpl(GPUDeviceImpl):
+    """GPUDeviceImpl that also reports the number of JS calls made."""
+
+    def memory_stats(self) -> dict[str, int]:
+        return {**super().memory_stats(), "ffi_calls": self.f.calls}
+
+
+def _adapter_descriptor(uri: str, adapter: Any) -> DeviceDescriptor:
+    info = adapter.info
+    get = lambda k: str(getattr(info, k, "") or "")  # noqa: E731
+    arch, vendor = get("architecture"), get("vendor")
+    fallback = bool(getattr(info, "isFallbackAdapter", False) or getattr(adapter, "isFallbackAdapter", False))
+    software = fallback or arch.lower() in ("swiftshader", "llvmpipe", "lavapipe", "warp")
+    feats = tuple(sorted(str(f) for f in adapter.features))
+    limits = {name: int(getattr(adapter.limits, name)) for name in LIMIT_NAMES
+              if getattr(adapter.limits, name, None) is not None}
+    name = get("description") or get("device") or " ".join(p for p in (vendor, arch) if p) or "WebGPU adapter"
+    return DeviceDescriptor(
+        uri=uri, name=name, vendor=vendor or "unknown", api="webgpu",
+        adapter_type="cpu" if software else "unknown", backend="webgpu",
+        vendor_id=0, device_id=0, driver=get("description") or get("device"), arch=arch,
+        extra={"features": feats, "limits": limits, "adapter": adapter},
+    )
+
+
 class BrowserBackend:
-    """Registry backend for the browser's WebGPU (full facade: step 4)."""
+    """Registry backend for ``navigator.gpu`` in Pyodide."""
 
     name = "webgpu"
     schemes = ("webgpu",)
@@ -24,4 +243,140 @@ class BrowserBackend:
                 "not running in a browser (Pyodide): the webgpu backend drives navigator.gpu from a "
                 "web page; natively use the wgpu backend (vulkan:0, metal:0, ...) or cpu"
             )
-        raise BackendUnavailableError("the browser backend is not built yet")
+        import js
+
+        self.js = js
+        gpu = getattr(js.navigator, "gpu", None)
+        if gpu is None or str(type(gpu)) == "<class 'pyodide.ffi.JsNull'>" or not gpu:
+            raise BackendUnavailableError(
+                "this browser has no WebGPU (navigator.gpu is undefined): use Chrome/Edge 113+ or "
+                "Safari 26+ over https:// or http://localhost, or start Chromium with "
+                "--enable-unsafe-webgpu; pyaccel falls back to the cpu device when numpy is loaded"
+            )
+        self.gpu = gpu
+        self.version = f"browser WebGPU (Pyodide {getattr(sys, '_emscripten_info', None) and '.'.join(map(str, sys._emscripten_info.emscripten_version)) or ''})"
+        try:
+            import pyodide
+
+            self.version = f"browser WebGPU via Pyodide {pyodide.__version__}"
+        except Exception:
+            pass
+        self._adapters: dict[str, DeviceDescriptor | None] = {}
+
+    # -- adapters ----------------------------------------------------------------
+    def _options(self, key: str) -> Any:
+        from pyodide.ffi import to_js
+
+        opts = {"powerPreference": PATHS[key]} if key in PATHS else {}
+        return to_js(opts, dict_converter=self.js.Object.fromEntries)
+
+    def _store(self, key: str, adapter: Any) -> DeviceDescriptor | None:
+        if adapter is None or str(type(adapter)).endswith("JsNull'>") or not adapter:
+            self._adapters[key] = None
+            return None
+        uri = "webgpu:0" if key == "default" else f"webgpu://{key}"
+        d = _adapter_descriptor(uri, adapter)
+        self._adapters[key] = d
+        return d
+
+    def _adapter(self, key: str) -> DeviceDescriptor | None:
+        if key not in self._adapters:
+            pre = getattr(self.js, "pyaccelAdapter", None) if key == "default" else None
+            if pre:  # a page may request the adapter up front (web/main.js does)
+                return self._store(key, pre)
+            self._store(key, wait(self.gpu.requestAdapter(self._options(key)),
+                                  "await pyaccel.device_async('webgpu')"))
+        return self._adapters[key]
+
+    async def prepare_async(self, key: str = "default") -> None:
+        """Request the adapter without blocking (the async path of discovery)."""
+        if key not in self._adapters:
+            self._store(key, await self.gpu.requestAdapter(self._options(key)))
+
+    def _no_adapter(self, key: str) -> BackendUnavailableError:
+        return BackendUnavailableError(
+            "navigator.gpu exists but no WebGPU adapter was granted"
+            + ("" if key == "default" else f" for powerPreference {key!r}")
+            + " (blocklisted GPU, or headless without a GPU: start Chromium with --enable-unsafe-webgpu "
+            "--use-webgpu-adapter=swiftshader); pyaccel falls back to the cpu device when numpy is loaded"
+        )
+
+    def devices(self) -> list[DeviceDescriptor]:
+        d = self._adapter("default")
+        if d is None:
+            raise self._no_adapter("default")
+        return [d]
+
+    def resolve(self, uri: DeviceURI) -> DeviceDescriptor:
+        if uri.path is not None:
+            if uri.path not in PATHS:
+                raise DeviceNotFoundError(
+                    f"no device {str(uri)!r}: webgpu paths are 'high-performance' and 'low-power' "
+                    "(or use 'webgpu' / 'webgpu:0' for the default adapter)"
+                )
+            d = self._adapter(uri.path)
+            if d is None:
+                raise DeviceNotFoundError(str(self._no_adapter(uri.path)))
+            return d
+        if (uri.ordinal or 0) != 0:
+            raise DeviceNotFoundError(
+                f"no device {str(uri)!r}: the browser exposes one adapter, 'webgpu:0' "
+                "(or 'webgpu://high-performance', 'webgpu://low-power')"
+            )
+        return self.devices()[0]
+
+    def _device_options(self, desc: DeviceDescriptor) -> Any:
+        feats = [f for f in WANTED_FEATURES if f in desc.extra["features"]]
+        limits = {k: desc.extra["limits"][k] for k in REQUESTED_LIMITS if k in desc.extra["limits"]}
+        from pyodide.ffi import to_js
+
+        return to_js({"requiredFeatures": feats, "requiredLimits": limits, "label": f"pyaccel {desc.uri}"},
+                     dict_converter=self.js.Object.fromEntries)
+
+    def _key(self, desc: DeviceDescriptor) -> str:
+        return desc.uri[len("webgpu://"):] if desc.uri.startswith("webgpu://") else "default"
+
+    def open(self, desc: DeviceDescriptor) -> Device:
+        # An adapter grants one device ("consumed" afterwards), so each open asks for a fresh one.
+        twin = f"await pyaccel.device_async({desc.uri!r})"
+        adapter = wait(self.gpu.requestAdapter(self._options(self._key(desc))), twin)
+        if not adapter:
+            raise self._no_adapter(self._key(desc))
+        return self._wrap(desc, wait(adapter.requestDevice(self._device_options(desc)), twin))
+
+    async def open_async(self, desc: DeviceDescriptor) -> Device:
+        adapter = await self.gpu.requestAdapter(self._options(self._key(desc)))
+        if not adapter:
+            raise self._no_adapter(self._key(desc))
+        return self._wrap(desc, await adapter.requestDevice(self._device_options(desc)))
+
+    def _wrap(self, desc: DeviceDescriptor, dev: Any) -> Device:
+        caps = Capability.NONE
+        for f in dev.features:
+            caps |= FEATURE_FLAGS.get(str(f), Capability.NONE)
+        if desc.is_software:
+            caps |= Capability.SOFTWARE | Capability.UNIFIED_MEMORY
+        limits = Limits.from_webgpu({n: int(getattr(dev.limits, n)) for n in LIMIT_NAMES
+                                     if getattr(dev.limits, n, None) is not None})
+        facade = JsFacade(dev, self.version)
+        try:
+            from pyodide.ffi import create_once_callable
+
+            def _lost(info: Any) -> None:
+                facade.lost = f"{getattr(info, 'reason', '')}: {getattr(info, 'message', '')}"
+
+            dev.lost.then(create_once_callable(_lost))
+        except Exception:
+            pass
+        info = [f"  features        : {', '.join(sorted(str(f) for f in dev.features)) or 'none'}",
+                f"  adapter features: {', '.join(desc.extra.get('features', ())) or 'none'}",
+                f"  JSPI (sync API) : {'yes' if _jspi() else 'no (use the *_async forms)'}"]
+        return Device(desc, BrowserDeviceImpl(facade, limits, caps, info))
+
+
+def _jspi() -> bool:
+    try:
+        ffi = _ffi()
+        return bool(getattr(ffi, "can_run_sync", None) and ffi.can_run_sync())
+    except Exception:
+        return False
