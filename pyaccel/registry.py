@@ -212,9 +212,10 @@ class BackendRegistry:
     def _create(self, name: str) -> Backend:
         """The cached backend instance; raises BackendUnavailableError with the reason."""
         with self._lock:
-            self._load_plugins()
             if name in self._instances:
                 return self._instances[name]
+            if name not in self._entries:  # plugins are scanned only when needed (slow)
+                self._load_plugins()
             entry = self._entries.get(name)
             if entry is None:
                 raise BackendUnavailableError(
@@ -264,6 +265,13 @@ class BackendRegistry:
         return out
 
     def _entry_for_scheme(self, scheme: str) -> BackendEntry:
+        # Registered backends first: scanning the "pyaccel.backends" entry points reads every
+        # installed distribution's metadata, and a plugin never replaces a registered name.
+        with self._lock:
+            registered = sorted(self._entries.values(), key=lambda e: -e.priority)
+        for e in registered:
+            if scheme in e.schemes:
+                return e
         for e in self.entries():
             if scheme in e.schemes:
                 return e

@@ -31,6 +31,10 @@ DEVICE_USAGE = STORAGE | UNIFORM | COPY_SRC | COPY_DST
 STAGING_USAGE = MAP_READ | COPY_DST
 
 BATCH_LIMIT = 256  # dispatches recorded before an automatic submit
+# queue.writeBuffer stages its data until the next submit: submit after this many writes
+# (or bytes) so a long run of writes without a kernel or read keeps memory bounded.
+WRITE_FLUSH_COUNT = 256
+WRITE_FLUSH_BYTES = 64 * 2**20
 POOL_LIMIT_BYTES = 512 * 2**20  # pooled (free) device memory kept for reuse
 STAGING_POOL_LIMIT_BYTES = 128 * 2**20
 BIND_GROUP_CACHE = 512
@@ -168,6 +172,8 @@ class GPUDeviceImpl:
         self._encoder: Any = None
         self._pass: Any = None
         self._pending = 0
+        self._pending_writes = 0
+        self._pending_write_bytes = 0
         self._epoch = 0
         self._deferred: list[GPUBuffer] = []
         self.stats = {
@@ -266,6 +272,7 @@ class GPUDeviceImpl:
         if self._encoder is not None:
             enc, self._encoder = self._encoder, None
             self._pending = 0
+            self._pending_writes = self._pending_write_bytes = 0
             self._epoch += 1
             self.f.submit(enc)
             self.stats["submits"] += 1
@@ -288,8 +295,11 @@ class GPUDeviceImpl:
             self.stats["flushes_for_write"] += 1
             self.flush()  # queued commands use h: they must run before this write lands
         n = data.nbytes
+        self._pending_writes += 1
+        self._pending_write_bytes += n
         if offset % 4 == 0 and n % 4 == 0:
             self.f.write_buffer(h.buf, offset, data)
+            self._bound_staged_writes()
             return
         start, end = offset & ~3, align4(offset + n)
         if end > h.size:
@@ -298,6 +308,17 @@ class GPUDeviceImpl:
         window[offset - start: offset - start + n] = data
         window.extend(b"\0" * (align4(len(window)) - len(window)))
         self.f.write_buffer(h.buf, start, memoryview(window))
+        self._bound_staged_writes()
+
+    def _bound_staged_writes(self) -> None:
+        if self._pending_writes < WRITE_FLUSH_COUNT and self._pending_write_bytes < WRITE_FLUSH_BYTES:
+            return
+        if self._encoder is not None:
+            self.flush()
+        else:  # nothing recorded: an empty submit releases the staged write data
+            self._pending_writes = self._pending_write_bytes = 0
+            self.f.submit(self.f.create_encoder())
+            self.stats["submits"] += 1
 
     def _staging_get(self, size: int) -> Any:
         lst = self._staging.get(size)
@@ -332,7 +353,8 @@ class GPUDeviceImpl:
                 self.f.map_read(st, 0, n, out)
                 return out
             data = self.f.map_read(st, 0, span)
-            data = bytes(memoryview(data)[skip: skip + n])
+            if skip or span != n or not isinstance(data, bytes):
+                data = bytes(memoryview(data)[skip: skip + n])  # (no second copy of whole reads)
             if out is not None:
                 out[:] = data
                 return out
@@ -344,7 +366,8 @@ class GPUDeviceImpl:
         st, size, skip, span = self._start_read(h, offset, n)
         try:
             data = await self.f.map_read_async(st, 0, span)
-            data = bytes(memoryview(data)[skip: skip + n])
+            if skip or span != n or not isinstance(data, bytes):
+                data = bytes(memoryview(data)[skip: skip + n])
             if out is not None:
                 out[:] = data
                 return out
@@ -400,8 +423,8 @@ class GPUDeviceImpl:
         return h
 
     def dispatch(self, pipeline: Any, entries: list[tuple[int, GPUBuffer, int, int]],
-                 workgroups: tuple[int, int, int]) -> None:
-        """Record one dispatch into the open compute pass (no submit)."""
+                 workgroups: tuple[int, int, int]) -> Any:
+        """Record one dispatch into the open compute pass (no submit); returns the bind group."""
         key = (id(pipeline),) + tuple((b, h.id, o, s) for b, h, o, s in entries)
         group = self._groups.get(key)
         if group is None:
@@ -420,3 +443,19 @@ class GPUDeviceImpl:
         self.f.dispatch(self._pass, pipeline, group, *workgroups)
         self.stats["dispatches"] += 1
         self._count()
+        return group
+
+    def dispatch_group(self, pipeline: Any, group: Any, handles: tuple[GPUBuffer, ...],
+                       workgroups: tuple[int, int, int]) -> None:
+        """Record a dispatch with a bind group from an earlier :meth:`dispatch` over ``handles``
+        (the caller checked they are still the live buffers it was made for)."""
+        if self._pass is None:
+            self._pass = self.f.begin_pass(self._ensure_encoder())
+        epoch = self._epoch
+        for h in handles:
+            h.epoch = epoch
+        self.f.dispatch(self._pass, pipeline, group, *workgroups)
+        self.stats["dispatches"] += 1
+        self._pending += 1
+        if self._pending >= BATCH_LIMIT:
+            self.flush()

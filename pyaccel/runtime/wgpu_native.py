@@ -39,6 +39,12 @@ class WgpuFacade(Facade):
         self.device = device
         self.queue = device.queue
         self.runtime_version = f"wgpu-py {wgpu.__version__}"
+        self._fast_map = True
+        self._pass: Any = None
+        self._pass_pipe: Any = None
+        self._pass_group: Any = None
+        self._pass_keep: list[Any] = []
+        self._set_group, self._dispatch_wg, self._null, self._write, self._from_buffer = _direct_calls()
 
     def create_buffer(self, size: int, usage: int) -> Any:
         return self.device.create_buffer(size=size, usage=usage)
@@ -47,6 +53,9 @@ class WgpuFacade(Facade):
         buf.destroy()
 
     def write_buffer(self, buf: Any, offset: int, data: memoryview) -> None:
+        if self._write is not None:  # (pyaccel checked the range; see _direct_calls)
+            self._write(self.queue._internal, buf._internal, offset, self._from_buffer(data), data.nbytes)
+            return
         self.queue.write_buffer(buf, offset, data)
 
     def create_pipeline(self, wgsl: str, entry: str, constants: dict[str, float]) -> Any:
@@ -74,15 +83,36 @@ class WgpuFacade(Facade):
         return self.device.create_command_encoder()
 
     def begin_pass(self, encoder: Any) -> Any:
-        return encoder.begin_compute_pass()
+        cpass = encoder.begin_compute_pass()
+        self._pass, self._pass_pipe, self._pass_group = cpass, None, None
+        return cpass
 
     def dispatch(self, cpass: Any, pipeline: Any, group: Any, x: int, y: int, z: int) -> None:
-        cpass.set_pipeline(pipeline)
-        cpass.set_bind_group(0, group)
+        # set_pipeline / set_bind_group only when they change within the pass (each wgpu-py
+        # call costs a few microseconds; a chain of the same kernel needs neither)
+        if cpass is not self._pass:
+            self._pass, self._pass_pipe, self._pass_group = cpass, None, None
+        if pipeline is not self._pass_pipe:
+            cpass.set_pipeline(pipeline)
+            self._pass_pipe, self._pass_group = pipeline, None
+        if self._set_group is not None:
+            # the two per-dispatch calls straight into wgpu-native (see _direct_calls)
+            if group is not self._pass_group:
+                self._set_group(cpass._internal, 0, group._internal, 0, self._null)
+                self._pass_keep.append(group)  # alive until the pass ends, as wgpu-py would
+                self._pass_group = group
+            self._dispatch_wg(cpass._internal, x, y, z)
+            return
+        if group is not self._pass_group:
+            cpass.set_bind_group(0, group)
+            self._pass_group = group
         cpass.dispatch_workgroups(x, y, z)
 
     def end_pass(self, cpass: Any) -> None:
         cpass.end()
+        if cpass is self._pass:
+            self._pass, self._pass_pipe, self._pass_group = None, None, None
+            self._pass_keep = []
 
     def copy(self, encoder: Any, src: Any, src_offset: int, dst: Any, dst_offset: int, n: int) -> None:
         encoder.copy_buffer_to_buffer(src, src_offset, dst, dst_offset, n)
@@ -90,8 +120,29 @@ class WgpuFacade(Facade):
     def submit(self, encoder: Any) -> None:
         self.queue.submit([encoder.finish()])
 
-    def map_read(self, buf: Any, offset: int, n: int, out: memoryview | None = None) -> Any:
+    def _map_sync(self, buf: Any, offset: int, n: int) -> None:
+        """Map for reading and wait, polling on this thread.
+
+        ``buf.map_sync`` first submits an empty command buffer (a wgpu-native workaround for
+        buffers never used in a submit; pyaccel always copied into ``buf`` just before) and
+        then waits for wgpu-py's poll thread to resolve the promise: two thread hand-offs per
+        read. Polling here (``wgpuDevicePoll(wait=True)``) halves the latency of a small
+        read on lavapipe. Falls back to ``map_sync`` if this wgpu-py lacks the internals.
+        """
+        poll = getattr(self.device, "_poll", None)
+        if poll is not None and self._fast_map:
+            try:
+                promise = buf.map_async("READ_NOSYNC", offset, n)
+            except Exception:  # another wgpu-py: use the public path from now on
+                self._fast_map = False
+            else:
+                poll(True)
+                promise.sync_wait()
+                return
         buf.map_sync(self.wgpu.MapMode.READ, offset, n)
+
+    def map_read(self, buf: Any, offset: int, n: int, out: memoryview | None = None) -> Any:
+        self._map_sync(buf, offset, n)
         try:
             mv = buf.read_mapped(offset, n, copy=False)
             if out is not None:
@@ -112,11 +163,59 @@ class WgpuFacade(Facade):
         finally:
             buf.unmap()
 
+    # queue.on_submitted_work_done_* is broken in wgpu-py 0.32.0 (its callback signature does
+    # not match the bundled wgpu-native: TypeError). Waiting on a mapped "fence" works instead:
+    # a copy submitted last completes after every earlier submission (one queue, in order).
+    def _fence(self) -> Any:
+        fence = getattr(self, "_fence_buf", None)
+        if fence is None:
+            src = self.device.create_buffer(size=4, usage=self.wgpu.BufferUsage.COPY_SRC)
+            dst = self.device.create_buffer(
+                size=4, usage=self.wgpu.BufferUsage.MAP_READ | self.wgpu.BufferUsage.COPY_DST)
+            fence = self._fence_buf = (src, dst)
+        enc = self.device.create_command_encoder()
+        enc.copy_buffer_to_buffer(fence[0], 0, fence[1], 0, 4)
+        self.queue.submit([enc.finish()])
+        return fence[1]
+
     def wait_idle(self) -> None:
-        self.queue.on_submitted_work_done_sync()
+        dst = self._fence()
+        self._map_sync(dst, 0, 4)
+        dst.unmap()
 
     async def wait_idle_async(self) -> None:
-        await self.queue.on_submitted_work_done_async()
+        dst = self._fence()
+        await dst.map_async(self.wgpu.MapMode.READ, 0, 4)
+        dst.unmap()
+
+
+def _direct_calls() -> tuple[Any, Any, Any, Any, Any]:
+    """(SetBindGroup, DispatchWorkgroups, NULL, QueueWriteBuffer, from_buffer) of wgpu-native
+    for the hot paths, or Nones (then the public wgpu-py methods are used).
+
+    * wgpu-py wraps every native call in an error-capturing proxy (about 1 us each); a chain
+      of small kernels makes two such calls per dispatch, which dominated pyaccel's recording
+      cost. Both calls only append to the pass's command list: wgpu-native validates the
+      pass when it ends, and ``end()`` / ``finish()`` still go through wgpu-py, so errors
+      surface there as exceptions. These two are raw cffi functions.
+    * ``queue.write_buffer`` converts its argument with three C types that cffi parses on
+      first use (~15 ms each at start-up); ``ffi.from_buffer`` needs none. The write itself
+      keeps wgpu-py's error-capturing proxy.
+
+    Only for the pinned wgpu-py (private ``_ffi`` / ``_api`` modules); set
+    ``PYACCEL_WGPU_DIRECT=0`` to use the public methods.
+    """
+    none = (None, None, None, None, None)
+    if os.environ.get("PYACCEL_WGPU_DIRECT", "1") == "0":
+        return none
+    try:
+        from wgpu.backends.wgpu_native._api import libf
+        from wgpu.backends.wgpu_native._ffi import ffi, lib
+
+        return (lib.wgpuComputePassEncoderSetBindGroup, lib.wgpuComputePassEncoderDispatchWorkgroups,
+                ffi.NULL, libf.wgpuQueueWriteBuffer, ffi.from_buffer)
+    except Exception:
+        return none
 
 
 def _quiet_loader() -> None:
