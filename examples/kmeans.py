@@ -15,7 +15,7 @@ from _common import parse_args, report, timed
 
 def kmeans(xp, x, c, iters):  # noqa: ANN001, ANN201 - xp is pyaccel or numpy
     k = c.shape[0]
-    ids = xp.arange(k, dtype=xp.int32)
+    ids = xp.arange(k, dtype=xp.int32, device=x.device)
     x2 = xp.sum(x * x, axis=1, keepdims=True)
     for _ in range(iters):
         d = x2 - 2 * (x @ xp.matrix_transpose(c)) + xp.sum(c * c, axis=1)[None, :]

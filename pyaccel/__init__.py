@@ -51,6 +51,7 @@ from .registry import (
     first_device,
     get_device,
     register_backend,
+    rescan_backends,
     set_device,
     using,
 )
@@ -65,6 +66,106 @@ __all__ = [
     "Limits", "OutOfDeviceMemoryError", "PyaccelError", "UnsupportedDTypeError", "backend",
     "backends", "bool_", "count_devices", "default_device_uri", "device", "device_async", "devices",
     "errors", "first_device", "float16", "float32", "float64", "get_device", "int8", "int16",
-    "int32", "int64", "parse_uri", "register_backend", "set_device", "uint8", "uint16", "uint32",
+    "int32", "int64", "parse_uri", "register_backend", "rescan_backends", "set_device", "uint8", "uint16", "uint32",
     "uint64", "using",
+]
+
+# ---------------------------------------------------------------------------
+# Array API namespace (pyaccel.Array and its functions; see pyaccel/array.py).
+# ---------------------------------------------------------------------------
+from . import linalg, nn  # noqa: E402
+from .array import Array, asarray  # noqa: E402
+from .creation import (  # noqa: E402
+    arange,
+    empty,
+    empty_like,
+    eye,
+    from_dlpack,
+    full,
+    full_like,
+    linspace,
+    meshgrid,
+    ones,
+    ones_like,
+    tril,
+    triu,
+    zeros,
+    zeros_like,
+)
+from .elementwise import *  # noqa: E402,F403  (one function per op-table row)
+from .elementwise import __all__ as _elementwise_names  # noqa: E402
+from .info import __array_namespace_info__  # noqa: E402
+from .linalg import matmul, tensordot, vecdot  # noqa: E402
+from .manipulation import (  # noqa: E402
+    astype,
+    broadcast_arrays,
+    broadcast_to,
+    concat,
+    expand_dims,
+    flip,
+    matrix_transpose,
+    moveaxis,
+    permute_dims,
+    repeat,
+    reshape,
+    roll,
+    squeeze,
+    stack,
+    take,
+    take_along_axis,
+    tile,
+    unstack,
+)
+from .promotion import (  # noqa: E402
+    can_cast,
+    finfo,
+    get_dtype_policy,
+    iinfo,
+    isdtype,
+    result_type,
+    set_dtype_policy,
+)
+from .reductions import (  # noqa: E402
+    all,
+    any,
+    argmax,
+    argmin,
+    argsort,
+    count_nonzero,
+    cumulative_sum,
+    max,
+    mean,
+    min,
+    nonzero,
+    prod,
+    searchsorted,
+    sort,
+    std,
+    sum,
+    unique_all,
+    unique_counts,
+    unique_inverse,
+    unique_values,
+    var,
+)
+
+__array_api_version__ = "2023.12"
+bool = bool_  # noqa: A001  (the Array API spells the dtype pyaccel.bool)
+e = 2.718281828459045
+pi = 3.141592653589793
+inf = float("inf")
+nan = float("nan")
+newaxis = None
+
+__all__ += [  # noqa: PLE0605
+    "Array", "__array_api_version__", "__array_namespace_info__", "all", "any", "arange", "argmax",
+    "argmin", "argsort", "asarray", "astype", "bool", "broadcast_arrays", "broadcast_to",
+    "can_cast", "concat", "count_nonzero", "cumulative_sum", "e", "empty", "empty_like",
+    "expand_dims", "eye", "finfo", "flip", "from_dlpack", "full", "full_like", "get_dtype_policy",
+    "iinfo", "inf", "isdtype", "linalg", "linspace", "matmul", "matrix_transpose", "max", "mean",
+    "meshgrid", "min", "moveaxis", "nan", "newaxis", "nn", "nonzero", "ones", "ones_like",
+    "permute_dims", "pi", "prod", "repeat", "reshape", "result_type", "roll", "searchsorted",
+    "set_dtype_policy", "sort", "squeeze", "stack", "std", "sum", "take", "take_along_axis",
+    "tensordot", "tile", "tril", "triu", "unique_all", "unique_counts", "unique_inverse",
+    "unique_values", "unstack", "var", "vecdot", "zeros", "zeros_like", *_elementwise_names,
 ]

@@ -382,6 +382,13 @@ class BackendRegistry:
         devs = self.devices()
         return devs[0].uri if devs else None
 
+    def rescan(self) -> None:
+        """Forget remembered backend failures so the next listing probes them again
+        (e.g. after ``await pyodide.loadPackage("numpy")`` makes the cpu backend available)."""
+        with self._lock:
+            plugin_errors = {n for n, e in self._entries.items() if e.plugin and n not in self._instances}
+            self._errors = {n: m for n, m in self._errors.items() if n in plugin_errors}
+
     def reset(self) -> None:
         """Forget cached backends and devices (tests)."""
         with self._lock:
@@ -414,6 +421,12 @@ def register_backend(
 
 def backends() -> list[BackendInfo]:
     """One record per registered backend (name, priority, available, reason, version); never raises."""
+    return REGISTRY.backends()
+
+
+def rescan_backends() -> list[BackendInfo]:
+    """Probe again the backends that failed (failures are otherwise remembered for the process)."""
+    REGISTRY.rescan()
     return REGISTRY.backends()
 
 

@@ -99,3 +99,9 @@ def rng():
     seed = int(os.environ.get("PYACCEL_TEST_SEED") or int.from_bytes(os.urandom(4), "little"))
     print(f"rng seed: PYACCEL_TEST_SEED={seed}")
     return np.random.default_rng(seed)
+
+
+def pytest_collection_modifyitems(config, items) -> None:  # noqa: ANN001
+    """Run the browser suite last: Playwright's sync API keeps an event loop running in this
+    thread for the rest of the session, and native async tests call asyncio.run()."""
+    items.sort(key=lambda item: "tests/browser/" in item.nodeid.replace("\\", "/"))

@@ -2,7 +2,12 @@
 //
 // Each entry: { id, title, code }. `id` is stable (tests and ?example=<id>
 // links use it). The pyaccel examples follow the public API in
-// docs/architecture.md / DESIGN.md; keep them in sync when the API changes.
+// docs/architecture.md / docs/browser.md; keep them in sync when the API changes.
+// "vector-add", "matmul" and "softmax" use the Array API namespace
+// (pyaccel.asarray, +, pyaccel.matmul, pyaccel.nn.softmax, .tolist()).
+// Every example checks its own result in plain Python (numpy is not needed) and
+// calls check_with_numpy(...) (a playground helper, see main.js), which compares
+// with NumPy when "check with NumPy" is ticked and numpy could be loaded.
 // "webgpu-raw" uses only pyodide.ffi + the browser's WebGPU (no pyaccel) and
 // doubles as a check that Python can drive WebGPU on this page at all.
 
@@ -29,31 +34,50 @@ print("default device:", pyaccel.get_device())
 `),
   },
   {
-    id: "device-info",
-    title: "Device report (capabilities, limits)",
+    id: "vector-add",
+    title: "Vector add (Array API)",
     code: py(`
 import pyaccel
 
-dev = pyaccel.device("webgpu")
-print(dev.info())
-print()
-print("capabilities:", dev.capabilities)
-print("max storage binding:", dev.limits.max_storage_buffer_binding_size)
+dev = pyaccel.device()                  # webgpu:0 when the browser has WebGPU
+n = 100_000
+x_host = [float(i % 1000) for i in range(n)]
+y_host = [0.5 * i for i in range(n)]
+x = pyaccel.asarray(x_host, dtype=pyaccel.float32, device=dev)
+y = pyaccel.asarray(y_host, dtype=pyaccel.float32, device=dev)
+z = x + y                               # recorded on the device, no wait
+out = z.tolist()                        # one read: waits for the result
+print(f"z = x + y on {dev.uri}: {len(out)} values, z[:5] = {out[:5]}")
+assert all(out[i] == x_host[i] + y_host[i] for i in range(0, n, 997))
+print("ok")
+check_with_numpy("x + y", out, lambda np: np.asarray(x_host, np.float32) + np.asarray(y_host, np.float32))
 `),
   },
   {
-    id: "buffer",
-    title: "Buffer round trip (malloc / write / read)",
+    id: "matmul",
+    title: "Matrix multiply (Array API)",
     code: py(`
-import struct
+import random
 import pyaccel
 
-dev = pyaccel.device()          # default device (webgpu:0 when available)
-n = 8
-buf = dev.malloc(4 * n)
-buf.write(struct.pack(f"{n}f", *[i * 0.5 for i in range(n)]))
-print(dev, "->", struct.unpack(f"{n}f", buf.read()))
-buf.free()
+dev = pyaccel.device()
+M, K, N = 96, 80, 64
+rnd = random.Random(1)
+a_host = [[rnd.uniform(-1, 1) for _ in range(K)] for _ in range(M)]
+b_host = [[rnd.uniform(-1, 1) for _ in range(N)] for _ in range(K)]
+a = pyaccel.asarray(a_host, dtype=pyaccel.float32, device=dev)
+b = pyaccel.asarray(b_host, dtype=pyaccel.float32, device=dev)
+c = pyaccel.matmul(a, b)                # or a @ b
+rows = c.tolist()
+print(f"c = a @ b on {dev.uri}: {len(rows)} x {len(rows[0])}")
+print("c[0][:4] =", [round(v, 4) for v in rows[0][:4]])
+# spot-check a few entries in plain Python
+for i, j in ((0, 0), (M - 1, N - 1), (M // 2, 7)):
+    ref = sum(a_host[i][k] * b_host[k][j] for k in range(K))
+    assert abs(rows[i][j] - ref) <= 1e-4 * (1 + abs(ref)), (i, j, rows[i][j], ref)
+print("ok")
+check_with_numpy("a @ b", rows, lambda np: np.asarray(a_host, np.float32) @ np.asarray(b_host, np.float32),
+                 rtol=1e-4, atol=1e-5)
 `),
   },
   {
@@ -83,6 +107,100 @@ print("device:", pyaccel.get_device())
 print("y[:8] =", list(y[:8]))
 assert all(y[i] == 3.0 * i + 1.0 for i in range(n))
 print("ok")
+check_with_numpy("saxpy", bytes(y), lambda np: 3.0 * np.arange(n, dtype=np.float32) + 1.0)
+`),
+  },
+  {
+    id: "softmax",
+    title: "Softmax over rows (Array API, nn)",
+    code: py(`
+import math
+import random
+import pyaccel
+
+dev = pyaccel.device()
+rows, cols = 128, 1000
+rnd = random.Random(2)
+x_host = [[rnd.gauss(0, 3) for _ in range(cols)] for _ in range(rows)]
+x = pyaccel.asarray(x_host, dtype=pyaccel.float32, device=dev)
+p = pyaccel.nn.softmax(x, axis=-1)
+out = p.tolist()
+print(f"softmax over {rows} x {cols} on {dev.uri}")
+print("row sums:", [round(sum(r), 5) for r in out[:4]], "...")
+row = x_host[3]
+m = max(row)
+e = [math.exp(v - m) for v in row]
+ref = [v / sum(e) for v in e]
+assert max(abs(a - b) for a, b in zip(out[3], ref)) < 1e-5
+assert all(abs(sum(r) - 1) < 1e-4 for r in out)
+print("ok")
+
+def _ref(np):
+    xs = np.asarray(x_host, np.float32)
+    ex = np.exp(xs - xs.max(axis=-1, keepdims=True))
+    return ex / ex.sum(axis=-1, keepdims=True)
+
+check_with_numpy("softmax", out, _ref, rtol=1e-4, atol=1e-6)
+`),
+  },
+  {
+    id: "async",
+    title: "Async API (await; works without JSPI)",
+    code: py(`
+# Browsers without JSPI cannot wait synchronously: a sync call that must wait raises
+# pyaccel.AsyncRequiredError naming its async twin. The await forms work everywhere.
+import struct
+import pyaccel
+
+dev = await pyaccel.device_async()      # instead of pyaccel.device()
+double = pyaccel.Kernel("""
+@group(0) @binding(0) var<storage, read_write> v: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+    if (id.x < arrayLength(&v)) { v[id.x] = 2.0 * v[id.x]; }
+}
+""")
+n = 10
+buf = dev.malloc(4 * n)
+buf.write(struct.pack(f"<{n}f", *range(n)))   # writes never wait
+double(buf, grid=(n,))                        # recording never waits
+double(buf, grid=(n,))
+data = await buf.read_async()                 # instead of buf.read()
+print(dev.uri, struct.unpack(f"<{n}f", data))
+host = bytearray(struct.pack("<3f", 1, 2, 3))
+await double.call_async(host, grid=(3,), device=dev)   # host write-back awaited
+print("call_async:", struct.unpack("<3f", host))
+await dev.synchronize_async()                 # instead of dev.synchronize()
+assert struct.unpack(f"<{n}f", data) == tuple(4.0 * i for i in range(n))
+print("ok")
+`),
+  },
+  {
+    id: "device-info",
+    title: "Device report (capabilities, limits)",
+    code: py(`
+import pyaccel
+
+dev = pyaccel.device("webgpu")
+print(dev.info())
+print()
+print("capabilities:", dev.capabilities)
+print("max storage binding:", dev.limits.max_storage_binding_size)
+`),
+  },
+  {
+    id: "buffer",
+    title: "Buffer round trip (malloc / write / read)",
+    code: py(`
+import struct
+import pyaccel
+
+dev = pyaccel.device()          # default device (webgpu:0 when available)
+n = 8
+buf = dev.malloc(4 * n)
+buf.write(struct.pack(f"{n}f", *[i * 0.5 for i in range(n)]))
+print(dev, "->", struct.unpack(f"{n}f", buf.read()))
+buf.free()
 `),
   },
   {

@@ -8,8 +8,13 @@
 //   #output    <pre>       stdout/stderr of the last run, then its result or traceback
 //   #devices   <pre>       device report: WebGPU adapter seen by JS + pyaccel.devices()
 //   #elapsed   <span>      wall time of the last run ("12.3 ms")
-//   #banner    <div>       hidden unless WebGPU is unavailable (text says why)
+//   #banner    <div>       hidden unless WebGPU is unavailable (text says why, and
+//                          which device pyaccel falls back to)
 //   #status    <span>      boot progress ("ready", "failed: ...")
+//   #numpy-check <input type=checkbox>  "check with NumPy": before a run, load numpy
+//                          (await pyodide.loadPackage("numpy"); needs the network) so
+//                          check_with_numpy(...) in the examples compares with NumPy;
+//                          a failed load is reported and the run goes on without it
 //
 // Globals:
 //   window.pyodide          the Pyodide instance, once loaded
@@ -21,7 +26,14 @@
 //   window.pyaccelPlayground {examples, run(code) -> Promise<{ok, output, elapsedMs}>,
 //                           setExample(id)}
 //
-// Query string: ?example=<id> preselects an example; ?autorun=1 runs it once ready.
+// Query string: ?example=<id> preselects an example; ?autorun=1 runs it once ready;
+// ?device=<uri list> sets PYACCEL_DEVICE for Python (loadPyodide({env})), e.g. ?device=webgpu:0.
+//
+// Globals available to the code that Run executes (besides the usual __name__):
+//   check_with_numpy(label, actual, expected_fn, rtol=1e-5, atol=1e-6)
+//       when "check with NumPy" is on and numpy loaded: compares actual (list / bytes-like)
+//       with expected_fn(numpy) and prints the verdict; otherwise prints why it is skipped.
+//   NUMPY_CHECK   True when numpy is loaded for this run; NUMPY_STATE "off" / "loaded" / "failed: ...".
 //
 // Pyodide's runtime files are served from "<page base>/pyodide/" (web/public/pyodide,
 // filled by `python wasm/build.py`), so the built site works from any static path.
@@ -38,6 +50,7 @@ const el = {
   elapsed: $("elapsed"),
   banner: $("banner"),
   status: $("status"),
+  numpy: $("numpy-check"),
 };
 const INDEX_URL = new URL("pyodide/", document.baseURI).href;
 const params = new URLSearchParams(location.search);
@@ -124,13 +137,17 @@ async function probeWebGPU() {
   return res;
 }
 
+const COMPUTE_FEATURES = ["shader-f16", "subgroups", "timestamp-query"];
+
 function renderWebGPU(gpu) {
   if (gpu.available) {
     const a = gpu.adapter;
     return [
       `WebGPU adapter (JS): ${a.vendor || "?"} / ${a.architecture || "?"}` +
         (a.description ? ` — ${a.description}` : ""),
-      `  features: ${a.features.join(", ") || "(none)"}`,
+      // the features a compute user cares about, then how many others there are
+      `  compute features: ${COMPUTE_FEATURES.filter((f) => a.features.includes(f)).join(", ") || "(none)"}` +
+        ` (${a.features.length} features in all)`,
       `  maxStorageBufferBindingSize: ${a.maxStorageBufferBindingSize}`,
       `  maxComputeInvocationsPerWorkgroup: ${a.maxComputeInvocationsPerWorkgroup}`,
     ].join("\n");
@@ -149,6 +166,36 @@ const webgpuPromise = probeWebGPU().then((gpu) => {
   }
   return gpu;
 });
+
+// Appends pyaccel's own view to the banner: its reason, and the device it falls back to.
+const FALLBACK_PY = `
+def _pyaccel_fallback():
+    import pyaccel
+    info = {b.name: b for b in pyaccel.backends()}
+    web = info.get("webgpu")
+    reason = web.reason.split("; ")[0] if web is not None and not web.available else "?"
+    uri = pyaccel.default_device_uri()
+    if uri is not None:
+        fallback = f"pyaccel falls back to {uri}."
+    else:
+        fallback = ("pyaccel has no device to fall back to: its cpu device needs NumPy "
+                    "(await pyodide.loadPackage('numpy'), which needs the network).")
+    return f"pyaccel: webgpu unavailable ({reason}). {fallback}"
+_pyaccel_fallback()
+`;
+
+async function reportFallback(pyodide) {
+  let text;
+  try {
+    text = await pyodide.runPythonAsync(FALLBACK_PY, { globals: pyodide.toPy({}) });
+  } catch (err) {
+    text = `pyaccel could not report its fallback: ${err?.message ?? err}`;
+  }
+  const p = document.createElement("div");
+  p.id = "fallback";
+  p.textContent = text;
+  el.banner.appendChild(p);
+}
 window.pyaccelWebGPU = webgpuPromise;
 
 // ------------------------------------------------------------------- Pyodide
@@ -158,8 +205,11 @@ let sink = null;
 async function boot() {
   const t0 = performance.now();
   setStatus("loading Pyodide…");
+  const env = {};
+  if (params.get("device")) env.PYACCEL_DEVICE = params.get("device");
   const pyodide = await loadPyodide({
     indexURL: INDEX_URL,
+    env,
     stdout: (s) => (sink ? sink(s, null) : console.log(s)),
     stderr: (s) => (sink ? sink(s, "err") : console.warn(s)),
   });
@@ -186,8 +236,10 @@ window.pyaccelReady = ready;
 ready.then(
   async (pyodide) => {
     el.run.disabled = false;
-    await webgpuPromise;
+    const gpu = await webgpuPromise;
     await reportDevices(pyodide);
+    if (!gpu.available) await reportFallback(pyodide);
+    window.pyaccelReported = true;
     if (params.get("autorun")) el.run.click();
   },
   (err) => {
@@ -206,11 +258,15 @@ def _pyaccel_devices_report():
         devs = pyaccel.devices()
     except Exception as e:
         return f"pyaccel.devices() failed: {type(e).__name__}: {e}"
-    lines = ["pyaccel.devices():"] + (["  " + str(d) for d in devs] or ["  (none)"])
-    try:
-        lines.append("default: " + str(pyaccel.get_device()))
-    except Exception as e:
-        lines.append(f"default: none ({type(e).__name__}: {e})")
+    lines = ["pyaccel.devices():"]
+    lines += [f"  {d.uri:26s} {d.name} ({d.api}, {d.adapter_type})" for d in devs] or ["  (none)"]
+    lines.append("backends:")
+    for b in pyaccel.backends():
+        state = "available" if b.available else "unavailable: " + b.reason.splitlines()[0]
+        lines.append(f"  {b.name:8s} {state}")
+    # default_device_uri() opens nothing: the examples open the device themselves
+    uri = pyaccel.default_device_uri()
+    lines.append("default device: " + (uri or "none (see the reasons above)"))
     return "\\n".join(lines)
 _pyaccel_devices_report()
 `;
@@ -243,6 +299,47 @@ function cleanTraceback(text) {
   return out.join("\n");
 }
 
+// check_with_numpy(...) for the examples; NumPy is imported lazily (not a static import,
+// so loadPackagesFromImports does not try to fetch numpy for every run).
+const HELPERS_PY = `
+def check_with_numpy(label, actual, expected_fn, rtol=1e-5, atol=1e-6):
+    \"\"\"Compare actual (list or bytes-like of float32) with expected_fn(numpy); print the verdict.\"\"\"
+    if not NUMPY_CHECK:
+        why = ("numpy could not be loaded" if NUMPY_STATE.startswith("failed")
+               else "tick 'check with NumPy' to load numpy")
+        print(f"NumPy check of {label}: skipped ({why})")
+        return None
+    import importlib
+    np = importlib.import_module("numpy")
+    expected = np.asarray(expected_fn(np))
+    if isinstance(actual, (bytes, bytearray, memoryview)):
+        got = np.frombuffer(bytes(actual), dtype=expected.dtype).reshape(expected.shape)
+    else:
+        got = np.asarray(actual, dtype=expected.dtype)
+    ok = bool(np.allclose(got, expected, rtol=rtol, atol=atol))
+    err = float(np.max(np.abs(got.astype("float64") - expected.astype("float64")))) if got.size else 0.0
+    print(f"NumPy check of {label}: {'ok' if ok else 'MISMATCH'} (max |diff| {err:.3g})")
+    return ok
+`;
+
+let numpyState = "not loaded"; // "loaded" | "failed: ..."
+async function ensureNumpy(pyodide) {
+  if (numpyState === "loaded") return true;
+  const errors = [];
+  try {
+    // loadPackage reports fetch failures through errorCallback; the import tells for sure
+    await pyodide.loadPackage("numpy", { messageCallback: () => {}, errorCallback: (m) => errors.push(m) });
+    pyodide.runPython("import numpy");
+    numpyState = "loaded";
+    return true;
+  } catch (err) {
+    const lines = String(err?.message ?? err).split("\n");
+    const exc = lines.find((l) => /^\w+(Error|Exception):/.test(l)) ?? lines.find((l) => l.trim()) ?? "";
+    numpyState = `failed: ${errors.length ? errors[0].split("\n")[0] + " — " : ""}${exc}`;
+    return false;
+  }
+}
+
 async function run(code) {
   const pyodide = await ready;
   el.output.textContent = "";
@@ -253,7 +350,23 @@ async function run(code) {
     chunks.push(s);
     appendOutput(s, cls);
   };
-  const globals = pyodide.toPy({ __name__: "__main__" });
+  let numpyOk = false;
+  if (el.numpy?.checked) {
+    numpyOk = await ensureNumpy(pyodide);
+    if (!numpyOk) {
+      sink(
+        `note: NumPy could not be loaded (${numpyState}); pyodide.loadPackage("numpy") fetches ` +
+          "the wheel from the Pyodide CDN, so it needs the network. Running without the NumPy check.",
+        "note",
+      );
+    }
+  }
+  const globals = pyodide.toPy({
+    __name__: "__main__",
+    NUMPY_CHECK: numpyOk,
+    NUMPY_STATE: el.numpy?.checked ? numpyState : "off",
+  });
+  pyodide.runPython(HELPERS_PY, { globals });
   let ok = true;
   const t0 = performance.now();
   let ms = 0;

@@ -39,6 +39,8 @@ LIMIT_NAMES = (
 # Limits pyaccel raises to the adapter's maximum when requesting the device.
 REQUESTED_LIMITS = LIMIT_NAMES[:10]
 PATHS = {"high-performance": "high-performance", "low-power": "low-power"}
+READ_TWINS = ("await buf.read_async() (buffers), await x.tolist_async() / x.tobytes_async() / "
+              "x.to_numpy_async() (arrays), await kernel.call_async(...) (kernels with host outputs)")
 
 
 def in_pyodide() -> bool:
@@ -51,27 +53,76 @@ def _ffi() -> Any:
     return ffi
 
 
-def wait(promise: Any, twin: str) -> Any:
-    """Wait for a JS promise from sync code (JSPI), or explain the async twin to use."""
-    ffi = _ffi()
-    can = getattr(ffi, "can_run_sync", None)
-    if can is not None and can():
-        return ffi.run_sync(promise)
-    raise AsyncRequiredError(
+def can_wait() -> bool:
+    """True when sync code may wait for a promise (JSPI: inside ``runPythonAsync``)."""
+    can = getattr(_ffi(), "can_run_sync", None)
+    return can is not None and bool(can())
+
+
+def async_required(twin: str) -> AsyncRequiredError:
+    return AsyncRequiredError(
         f"this call has to wait for the browser's WebGPU, and synchronous waiting (JSPI) is not "
         f"available here; use the async form: {twin} (or run the code with "
         "pyodide.runPythonAsync in a browser with JSPI)"
     )
 
 
-class FFICounter:
-    """Counts JS calls made through the facade (``device.memory_stats()['ffi_calls']``)."""
+def wait(promise: Any, twin: str) -> Any:
+    """Wait for a JS promise from sync code (JSPI), or explain the async twin to use."""
+    if can_wait():
+        return _ffi().run_sync(promise)
+    raise async_required(twin)
 
-    calls = 0
+
+# JS helpers (one per hot path), compiled once per page: each turns several JS calls into one
+# crossing of the Python/JS boundary. ``writeFrom`` / ``readInto`` take a PyProxy of a Python
+# buffer and use a view of the WebAssembly heap (``getBuffer``), so data is copied once.
+_JS_HELPERS = """
+({
+  dispatch(pass, pipe, group, x, y, z) {
+    if (pipe) pass.setPipeline(pipe);
+    if (group) pass.setBindGroup(0, group);
+    pass.dispatchWorkgroups(x, y, z);
+  },
+  submit(queue, enc) { queue.submit([enc.finish()]); },
+  writeFrom(queue, buf, offset, proxy) {
+    const v = proxy.getBuffer("u8");
+    try { queue.writeBuffer(buf, offset, v.data); } finally { v.release(); }
+  },
+  readInto(buf, offset, n, proxy) {
+    const v = proxy.getBuffer("u8");
+    try { v.data.set(new Uint8Array(buf.getMappedRange(offset, n))); }
+    finally { v.release(); buf.unmap(); }
+  },
+  readBytes(buf, offset, n) { return new Uint8Array(buf.getMappedRange(offset, n)); },
+})
+"""
+_helpers: Any = None
+# Transfers at least this large go through a heap view (one copy) instead of to_js (two).
+ZERO_COPY_MIN_BYTES = 16384
+
+
+def _js_helpers() -> Any:
+    global _helpers
+    if _helpers is None:
+        from pyodide.code import run_js
+
+        _helpers = run_js(_JS_HELPERS)
+    return _helpers
+
+
+def _byte_view(m: memoryview) -> memoryview:
+    return m if m.format == "B" and m.ndim == 1 else m.cast("B")
 
 
 class JsFacade(Facade):
-    """The WebGPU primitives over JS objects (``GPUDevice``) through pyodide.ffi."""
+    """The WebGPU primitives over JS objects (``GPUDevice``) through pyodide.ffi.
+
+    ``calls`` counts crossings into JS made here (``memory_stats()['ffi_calls']``): a chained
+    dispatch of the same kernel on the same buffers is one call. Without JSPI, pipelines are
+    created unchecked and their compilation is checked at the next ``await`` (a read or
+    ``synchronize_async``), which raises :class:`KernelCompileError`.
+    """
 
     def __init__(self, device: Any, runtime_version: str) -> None:
         import js
@@ -84,6 +135,25 @@ class JsFacade(Facade):
         self.calls = 0
         self.lost: str | None = None
         self._obj = js.Object.fromEntries
+        h = _js_helpers()
+        # bound JS functions, looked up once (an attribute lookup costs as much as a call)
+        self._h_dispatch = h.dispatch
+        self._h_submit = h.submit
+        self._h_write_from = h.writeFrom
+        self._h_read_into = h.readInto
+        self._h_read_bytes = h.readBytes
+        self._write_buffer = self.queue.writeBuffer
+        self._create_encoder = device.createCommandEncoder
+        self._map_read_mode = js.GPUMapMode.READ
+        self._create_proxy = self.ffi.create_proxy
+        self._to_js = self.ffi.to_js
+        # state of the open compute pass: what is already set on it
+        self._pass: Any = None
+        self._pass_pipe: Any = None
+        self._pass_group: Any = None
+        # no-JSPI compilation checks: (wgsl, compilation-info promise, error-scope promise, pipeline)
+        self._unchecked: list[tuple[str, Any, Any, Any]] = []
+        self._bad: dict[int, KernelCompileError] = {}
 
     def _o(self, d: dict) -> Any:
         return self.ffi.to_js(d, dict_converter=self._obj)
@@ -107,39 +177,88 @@ class JsFacade(Facade):
     def write_buffer(self, buf: Any, offset: int, data: memoryview) -> None:
         self._check()
         self.calls += 1
-        # to_js(memoryview) makes one Uint8Array copy of the bytes; writeBuffer copies it to the GPU
-        self.queue.writeBuffer(buf, offset, self.ffi.to_js(data.cast("B") if data.format != "B" else data))
+        data = _byte_view(data)
+        if data.nbytes < ZERO_COPY_MIN_BYTES:
+            # to_js copies into a fresh Uint8Array; cheaper than a proxy for small blocks
+            self._write_buffer(buf, offset, self._to_js(data))
+            return
+        proxy = self._create_proxy(data)
+        try:
+            self._h_write_from(self.queue, buf, offset, proxy)  # writeBuffer from a heap view
+        finally:
+            proxy.destroy()
+
+    # -- pipelines ----------------------------------------------------------------------
+    def _compile_messages(self, wgsl: str, info: Any) -> KernelCompileError | None:
+        errors = [m for m in info.messages if m.type == "error"]
+        if not errors:
+            return None
+        m = errors[0]
+        text = "\n".join(f"wgsl:{e.lineNum}:{e.linePos}: {e.message}" for e in errors)
+        return compile_error(wgsl, text, int(m.lineNum) or None, int(m.linePos) or None)
 
     def create_pipeline(self, wgsl: str, entry: str, constants: dict[str, float]) -> Any:
         self._check()
         module = self.device.createShaderModule(self._o({"code": wgsl}))
         self.calls += 1
         ffi = self.ffi
-        can_wait = getattr(ffi, "can_run_sync", None) is not None and ffi.can_run_sync()
-        if can_wait:
+        jspi = can_wait()
+        if jspi:
             info = ffi.run_sync(module.getCompilationInfo())
             self.calls += 1
-            errors = [m for m in info.messages if m.type == "error"]
-            if errors:
-                m = errors[0]
-                text = "\n".join(f"wgsl:{e.lineNum}:{e.linePos}: {e.message}" for e in errors)
-                raise compile_error(wgsl, text, int(m.lineNum) or None, int(m.linePos) or None)
+            err = self._compile_messages(wgsl, info)
+            if err is not None:
+                raise err
         compute: dict[str, Any] = {"module": module, "entryPoint": entry}
         if constants:
             compute["constants"] = dict(constants)
         desc = self._o({"layout": "auto", "compute": compute})
         self.calls += 1
-        if can_wait:
+        if jspi:
             try:
                 return ffi.run_sync(self.device.createComputePipelineAsync(desc))
             except KernelCompileError:
                 raise
             except Exception as exc:  # GPUPipelineError (bad entry point, bad constants, ...)
                 raise compile_error(wgsl, f"{type(exc).__name__}: {exc}") from None
-        # Without JSPI the pipeline is created unchecked; WebGPU reports errors asynchronously.
-        return self.device.createComputePipeline(desc)
+        # Without JSPI the pipeline is created unchecked; WebGPU reports errors asynchronously,
+        # so the compilation info and the validation scope are awaited at the next await.
+        self.calls += 4
+        self.device.pushErrorScope("validation")
+        pipe = self.device.createComputePipeline(desc)
+        scope = self.device.popErrorScope()
+        self._unchecked.append((wgsl, module.getCompilationInfo(), scope, pipe))
+        return pipe
+
+    def _verdict(self, wgsl: str, info: Any, scope_err: Any, pipe: Any) -> None:
+        err = self._compile_messages(wgsl, info)
+        if err is None and scope_err:
+            msg = str(getattr(scope_err, "message", scope_err))
+            err = compile_error(wgsl, f"GPUValidationError: {msg}")
+        if err is not None:
+            self._bad[id(pipe)] = err
+            raise err
+
+    async def check_pending_async(self) -> None:
+        """Await the compilation checks of pipelines created without JSPI (raises the first error)."""
+        while self._unchecked:
+            wgsl, info, scope, pipe = self._unchecked.pop(0)
+            self._verdict(wgsl, await info, await scope, pipe)
+
+    def _check_pending_sync(self) -> None:
+        run_sync = self.ffi.run_sync
+        while self._unchecked:
+            wgsl, info, scope, pipe = self._unchecked.pop(0)
+            self._verdict(wgsl, run_sync(info), run_sync(scope), pipe)
+
+    def _usable(self, pipeline: Any) -> None:
+        if self._bad:
+            err = self._bad.get(id(pipeline))
+            if err is not None:
+                raise err
 
     def create_bind_group(self, pipeline: Any, entries: list[tuple[int, Any, int, int]]) -> Any:
+        self._usable(pipeline)
         self.calls += 2
         return self.device.createBindGroup(self._o({
             "layout": pipeline.getBindGroupLayout(0),
@@ -147,24 +266,37 @@ class JsFacade(Facade):
                         for b, buf, o, s in entries],
         }))
 
+    # -- commands -----------------------------------------------------------------------
     def create_encoder(self) -> Any:
         self._check()
         self.calls += 1
-        return self.device.createCommandEncoder()
+        return self._create_encoder()
 
     def begin_pass(self, encoder: Any) -> Any:
         self.calls += 1
-        return encoder.beginComputePass()
+        cpass = encoder.beginComputePass()
+        self._pass, self._pass_pipe, self._pass_group = cpass, None, None
+        return cpass
 
     def dispatch(self, cpass: Any, pipeline: Any, group: Any, x: int, y: int, z: int) -> None:
-        self.calls += 3
-        cpass.setPipeline(pipeline)
-        cpass.setBindGroup(0, group)
-        cpass.dispatchWorkgroups(x, y, z)
+        # one JS call; setPipeline / setBindGroup only when they change within the pass
+        if cpass is not self._pass:
+            self._pass, self._pass_pipe, self._pass_group = cpass, None, None
+        if pipeline is self._pass_pipe:
+            pipe_arg = None
+            group_arg = None if group is self._pass_group else group
+        else:
+            self._usable(pipeline)
+            pipe_arg, group_arg = pipeline, group
+        self._pass_pipe, self._pass_group = pipeline, group
+        self.calls += 1
+        self._h_dispatch(cpass, pipe_arg, group_arg, x, y, z)
 
     def end_pass(self, cpass: Any) -> None:
         self.calls += 1
         cpass.end()
+        if cpass is self._pass:
+            self._pass, self._pass_pipe, self._pass_group = None, None, None
 
     def copy(self, encoder: Any, src: Any, src_offset: int, dst: Any, dst_offset: int, n: int) -> None:
         self.calls += 1
@@ -172,36 +304,53 @@ class JsFacade(Facade):
 
     def submit(self, encoder: Any) -> None:
         self._check()
-        self.calls += 2
-        self.queue.submit(self.ffi.to_js([encoder.finish()]))
+        self.calls += 1
+        self._h_submit(self.queue, encoder)
 
+    # -- reads --------------------------------------------------------------------------
     def _copy_out(self, buf: Any, offset: int, n: int, out: memoryview | None) -> Any:
-        self.calls += 3
-        u8 = self.js.Uint8Array.new(buf.getMappedRange(offset, n))
+        if out is not None:
+            # one copy: mapped range -> Python memory (a heap view of ``out``); unmaps
+            self.calls += 1
+            proxy = self._create_proxy(_byte_view(out))
+            try:
+                self._h_read_into(buf, offset, n, proxy)
+            finally:
+                proxy.destroy()
+            return out
+        self.calls += 2
+        u8 = self._h_read_bytes(buf, offset, n)
         try:
-            if out is not None:
-                u8.assign_to(out.cast("B") if out.format != "B" else out)  # one copy into Python memory
-                return out
-            return u8.to_bytes()
+            return u8.to_bytes()  # one copy: mapped range -> Python bytes
         finally:
             buf.unmap()
 
     def map_read(self, buf: Any, offset: int, n: int, out: memoryview | None = None) -> Any:
+        if self._unchecked and can_wait():
+            self._check_pending_sync()
+        if not can_wait():
+            # checked before mapAsync: a pending map would leave the staging buffer unusable
+            raise async_required(READ_TWINS)
         self.calls += 1
-        wait(buf.mapAsync(self.js.GPUMapMode.READ, offset, n),
-             "await buf.read_async() / await array.to_numpy_async() / await kernel.call_async(...)")
+        self.ffi.run_sync(buf.mapAsync(self._map_read_mode, offset, n))
         return self._copy_out(buf, offset, n, out)
 
     async def map_read_async(self, buf: Any, offset: int, n: int, out: memoryview | None = None) -> Any:
+        if self._unchecked:
+            await self.check_pending_async()
         self.calls += 1
-        await buf.mapAsync(self.js.GPUMapMode.READ, offset, n)
+        await buf.mapAsync(self._map_read_mode, offset, n)
         return self._copy_out(buf, offset, n, out)
 
     def wait_idle(self) -> None:
+        if self._unchecked and can_wait():
+            self._check_pending_sync()
         self.calls += 1
         wait(self.queue.onSubmittedWorkDone(), "await device.synchronize_async()")
 
     async def wait_idle_async(self) -> None:
+        if self._unchecked:
+            await self.check_pending_async()
         self.calls += 1
         await self.queue.onSubmittedWorkDone()
 
@@ -284,8 +433,9 @@ class BrowserBackend:
             pre = getattr(self.js, "pyaccelAdapter", None) if key == "default" else None
             if pre:  # a page may request the adapter up front (web/main.js does)
                 return self._store(key, pre)
+            uri = "webgpu" if key == "default" else f"webgpu://{key}"
             self._store(key, wait(self.gpu.requestAdapter(self._options(key)),
-                                  "await pyaccel.device_async('webgpu')"))
+                                  f"await pyaccel.device_async({uri!r})"))
         return self._adapters[key]
 
     async def prepare_async(self, key: str = "default") -> None:
@@ -316,14 +466,17 @@ class BrowserBackend:
                 )
             d = self._adapter(uri.path)
             if d is None:
-                raise DeviceNotFoundError(str(self._no_adapter(uri.path)))
+                raise DeviceNotFoundError(f"no device {str(uri)!r}: {self._no_adapter(uri.path)}")
             return d
         if (uri.ordinal or 0) != 0:
             raise DeviceNotFoundError(
                 f"no device {str(uri)!r}: the browser exposes one adapter, 'webgpu:0' "
                 "(or 'webgpu://high-performance', 'webgpu://low-power')"
             )
-        return self.devices()[0]
+        d = self._adapter("default")
+        if d is None:  # same error type as a URI path without an adapter
+            raise DeviceNotFoundError(f"no device {str(uri)!r}: {self._no_adapter('default')}")
+        return d
 
     def _device_options(self, desc: DeviceDescriptor) -> Any:
         feats = [f for f in WANTED_FEATURES if f in desc.extra["features"]]

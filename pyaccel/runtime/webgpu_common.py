@@ -38,6 +38,7 @@ WRITE_FLUSH_BYTES = 64 * 2**20
 POOL_LIMIT_BYTES = 512 * 2**20  # pooled (free) device memory kept for reuse
 STAGING_POOL_LIMIT_BYTES = 128 * 2**20
 BIND_GROUP_CACHE = 512
+REUSE_PENDING_BYTES = 64 * 2**10  # pooled buffers this large are reused even while queued
 UNIFORM_CACHE = 256
 
 
@@ -188,11 +189,16 @@ class GPUDeviceImpl:
         free = self._pool.get(size)
         h = None
         if free:
-            # prefer a buffer no queued command still uses (writes to it need no flush)
+            # Prefer a buffer no queued command still uses: a host write to it needs no flush.
+            # Past REUSE_PENDING_BYTES take a queued one anyway: a new buffer costs a zero-fill
+            # of its whole size, a later host write to a queued one only a submit (the write
+            # hazard check flushes), and an op output is written by the GPU in order.
             for i in range(len(free) - 1, -1, -1):
                 if free[i].epoch < self._epoch or self._encoder is None:
                     h = free.pop(i)
                     break
+            if h is None and size >= REUSE_PENDING_BYTES:
+                h = free.pop()
             if h is not None:
                 self._pooled_bytes -= size
         if h is None:

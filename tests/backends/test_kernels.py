@@ -518,7 +518,9 @@ def test_bad_inputs_each_raise_clearly(device) -> None:
         assert fragment in str(ei.value), (label, str(ei.value))
     _assert_usable(device)
     if not device.is_cpu:
-        assert device.memory_stats()["live_buffers"] < 64  # temporaries of refused calls were freed
+        st = device.memory_stats()
+        # temporaries of refused calls were freed (cached parameter blocks stay live by design)
+        assert st["live_buffers"] - st.get("uniforms_cached", 0) < 64
 
 
 def test_workgroups_above_device_limit(gpu_device) -> None:

@@ -1,0 +1,58 @@
+"""Shape arithmetic shared by the array modules (no device work)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .ops.elementwise import contiguous_strides
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    """The broadcast of shapes (Array API rules); ValueError names the shapes."""
+    nd = max((len(s) for s in shapes), default=0)
+    out = [1] * nd
+    for s in shapes:
+        for j, d in enumerate(s):
+            k = nd - len(s) + j
+            if out[k] == 1:
+                out[k] = d
+            elif d != 1 and d != out[k]:
+                raise ValueError(
+                    f"shapes {', '.join(str(tuple(x)) for x in shapes)} cannot be broadcast together "
+                    f"(axis {k - nd}: {out[k]} vs {d}); reshape or use expand_dims so sizes match or are 1"
+                )
+    return tuple(out)
+
+
+def broadcast_strides(shape: Sequence[int], out_shape: Sequence[int]) -> tuple[int, ...]:
+    """Element strides of a C-contiguous ``shape`` read over ``out_shape`` (0 where broadcast)."""
+    cs = contiguous_strides(shape)
+    pad = len(out_shape) - len(shape)
+    st = [0] * pad
+    for j, d in enumerate(shape):
+        st.append(0 if d == 1 and out_shape[pad + j] != 1 else cs[j])
+    return tuple(st)
+
+
+def normalize_axis(axis: Any, ndim: int, what: str = "axis") -> int:
+    if isinstance(axis, bool) or not hasattr(axis, "__index__"):
+        raise TypeError(f"{what} must be an int, got {axis!r}")
+    a = axis.__index__()
+    if not -ndim <= a < ndim:
+        raise IndexError(f"{what} {axis} is out of bounds for an array of {ndim} dimension(s) "
+                         f"(valid: {-ndim}..{ndim - 1})" if ndim else
+                         f"{what} {axis} is out of bounds for a 0-d array")
+    return a % ndim
+
+
+def normalize_axes(axis: Any, ndim: int, what: str = "axis") -> tuple[int, ...]:
+    """Sorted, unique axes from None (all), an int or a tuple of ints."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        out = [normalize_axis(a, ndim, what) for a in axis]
+        if len(set(out)) != len(out):
+            raise ValueError(f"{what} {tuple(axis)!r} repeats an axis")
+        return tuple(sorted(out))
+    return (normalize_axis(axis, ndim, what),)

@@ -1,0 +1,688 @@
+"""``pyaccel.Array``: an n-dimensional, C-contiguous array in one device Buffer.
+
+An Array is always C-contiguous and owns its :class:`~pyaccel.Buffer` (``reshape``,
+``expand_dims`` and ``squeeze`` share it, like NumPy views of contiguous data); every
+other op writes a new buffer. On WebGPU devices ops *record* kernels and return at
+once; reading values (``to_numpy()``, ``tolist()``, ``bytes(x)``, ``repr``, ``bool(x)``)
+is the only point that waits for the device. On ``cpu:0`` every op is NumPy.
+
+Storage: on ``cpu:0`` the buffer holds NumPy's layout of the dtype; on WebGPU devices
+bool is stored as u32 0/1 and int8/int16/uint8/uint16 widened to 32 bits
+(:attr:`DType.storage_itemsize`); host conversions translate both ways.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+from . import _host
+from .device import Buffer, Device
+from .dtypes import DType, as_dtype, bool_, float16, float32
+from .errors import BufferFreedError
+from .promotion import (
+    check_dtype,
+    default_float,
+    default_int,
+    int_range,
+    supports,
+)
+from .registry import as_device
+
+__all__ = ["Array", "asarray"]
+
+
+def itemsize_on(device: Device, dt: DType) -> int:
+    """Bytes per element of ``dt`` in a buffer of ``device``."""
+    return dt.itemsize if device.is_cpu else dt.storage_itemsize
+
+
+def prod(shape: tuple[int, ...] | list[int]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def norm_shape(shape: Any, what: str = "shape") -> tuple[int, ...]:
+    """A shape tuple from an int or a sequence of ints (each >= 0)."""
+    if isinstance(shape, int) and not isinstance(shape, bool):
+        shape = (shape,)
+    try:
+        out = tuple(shape)
+    except TypeError:
+        raise TypeError(f"{what} must be an int or a tuple of ints, got {shape!r}") from None
+    for d in out:
+        if isinstance(d, bool) or not hasattr(d, "__index__"):
+            raise TypeError(f"{what} must contain ints, got {shape!r}")
+        if d.__index__() < 0:
+            raise ValueError(f"{what} {shape!r} has a negative dimension; dimensions must be >= 0")
+    return tuple(d.__index__() for d in out)
+
+
+class Array:
+    """An n-dimensional array on a pyaccel device (see the module docstring)."""
+
+    __slots__ = ("_buf", "_shape", "_dtype", "_device", "__weakref__")
+    __array_priority__ = 100.0
+    __array_ufunc__ = None  # NumPy defers binary operators to us (and then refuses mixing)
+    __hash__ = None  # type: ignore[assignment]  # __eq__ is elementwise
+
+    def __init__(self, buf: Buffer, shape: tuple[int, ...], dtype: DType, device: Device) -> None:
+        self._buf = buf
+        self._shape = shape
+        self._dtype = dtype
+        self._device = device
+
+    # -- construction helpers ----------------------------------------------------
+    @classmethod
+    def _empty(cls, device: Device, shape: tuple[int, ...], dtype: DType) -> Array:
+        return cls(device.malloc(prod(shape) * itemsize_on(device, dtype)), tuple(shape), dtype, device)
+
+    @classmethod
+    def _from_numpy(cls, device: Device, arr: Any, dtype: DType | None = None) -> Array:
+        """cpu device: an Array holding a copy of a NumPy array (of a pyaccel dtype)."""
+        dt = dtype or as_dtype(arr.dtype)
+        out = cls._empty(device, tuple(arr.shape), dt)
+        if out.size:
+            v = out._np()
+            v[...] = arr
+        return out
+
+    def _np(self) -> Any:
+        """cpu device: a NumPy view of the buffer (shares memory)."""
+        np = _host.numpy() or __import__("numpy")
+        raw = self._buf.handle
+        n = self.size * self._dtype.itemsize
+        return raw[:n].view(np.dtype(self._dtype.name)).reshape(self._shape)
+
+    def __pyaccel_buffer__(self) -> Buffer:
+        """The device Buffer (so ``pyaccel.Kernel`` accepts arrays)."""
+        return self._buf
+
+    # -- attributes ----------------------------------------------------------------
+    @property
+    def dtype(self) -> DType:
+        return self._dtype
+
+    @property
+    def device(self) -> Device:
+        return self._device
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    @property
+    def size(self) -> int:
+        return prod(self._shape)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the data in the host layout (``size * dtype.itemsize``)."""
+        return self.size * self._dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def T(self) -> Array:  # noqa: N802 - Array API name
+        if self.ndim != 2:
+            raise ValueError(f"x.T needs a 2-D array, got {self.ndim}-D shape {self._shape}; use "
+                             "x.mT (matrix transpose of the last two axes) or permute_dims")
+        return _manip.permute_dims(self, (1, 0))
+
+    @property
+    def mT(self) -> Array:  # noqa: N802 - Array API name
+        return _manip.matrix_transpose(self)
+
+    # -- device / namespace ------------------------------------------------------
+    def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
+        if api_version not in (None, "2021.12", "2022.12", "2023.12"):
+            raise ValueError(f"unsupported Array API version {api_version!r}; pyaccel implements 2023.12")
+        import pyaccel
+
+        return pyaccel
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> Array:
+        """A copy on another device (the same array when ``device`` is this device)."""
+        if stream is not None:
+            raise ValueError("to_device(stream=...): pyaccel devices have one queue; pass stream=None")
+        dev = as_device(device)
+        if dev is self._device:
+            return self
+        return asarray(self, device=dev)
+
+    def astype(self, dtype: Any, /, *, copy: bool = True) -> Array:
+        return _manip.astype(self, dtype, copy=copy)
+
+    # -- host transfers ------------------------------------------------------------
+    def _storage_bytes(self) -> bytes:
+        n = self.size * itemsize_on(self._device, self._dtype)
+        return self._buf.read(n) if n else b""
+
+    async def _storage_bytes_async(self) -> bytes:
+        n = self.size * itemsize_on(self._device, self._dtype)
+        return await self._buf.read_async(n) if n else b""
+
+    def _host_from_storage(self, data: bytes) -> Any:
+        np = _host.numpy()
+        if np is None:
+            raise _no_numpy("to_numpy()")
+        dt = self._dtype
+        if self._device.is_cpu:
+            a = np.frombuffer(data, dtype=np.dtype(dt.name)).copy()
+        else:
+            st = np.frombuffer(data, dtype=_np_storage(np, dt))
+            a = st.astype(np.dtype(dt.name)) if st.dtype != np.dtype(dt.name) else st.copy()
+        return a.reshape(self._shape)
+
+    def to_numpy(self) -> Any:
+        """A NumPy copy of the data (waits for the device)."""
+        if self._device.is_cpu:
+            return self._np().copy()
+        return self._host_from_storage(self._storage_bytes())
+
+    async def to_numpy_async(self) -> Any:
+        """Async twin of :meth:`to_numpy` (awaits the readback; needed in browsers without JSPI)."""
+        if self._device.is_cpu:
+            return self._np().copy()
+        return self._host_from_storage(await self._storage_bytes_async())
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
+        if copy is False and not self._device.is_cpu:
+            raise ValueError(f"np.asarray(x, copy=False): x is on {self._device.uri}; reading it "
+                             "to the host copies (use copy=None)")
+        a = self.to_numpy() if (copy or not self._device.is_cpu) else self._np()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def _flat_values(self, data: bytes) -> list:
+        dt = self._dtype
+        if self._device.is_cpu:
+            return _host.unpack(data, dt.char, self.size)
+        vals = _host.unpack(data, _host.storage_char(dt), self.size)
+        if dt.kind == "b":
+            return [v != 0 for v in vals]
+        return vals
+
+    def tolist(self) -> Any:
+        """Nested Python lists (a Python scalar for a 0-d array); works without NumPy."""
+        np = _host.numpy()
+        if np is not None:
+            return self.to_numpy().tolist()
+        return _host.shape_list(self._flat_values(self._storage_bytes()), self._shape)
+
+    async def tolist_async(self) -> Any:
+        np = _host.numpy()
+        if np is not None:
+            return (await self.to_numpy_async()).tolist()
+        return _host.shape_list(self._flat_values(await self._storage_bytes_async()), self._shape)
+
+    def _host_bytes(self, data: bytes) -> bytes:
+        dt = self._dtype
+        if self._device.is_cpu or dt.storage_itemsize == dt.itemsize and dt.kind != "b":
+            return data
+        np = _host.numpy()
+        if np is not None:
+            return np.frombuffer(data, dtype=_np_storage(np, dt)).astype(np.dtype(dt.name)).tobytes()
+        return _host.pack(self._flat_values(data), dt.char)
+
+    def tobytes(self) -> bytes:
+        """The data in C order and the host layout of the dtype (bool 1 byte, int8 1 byte, ...)."""
+        return self._host_bytes(self._storage_bytes())
+
+    async def tobytes_async(self) -> bytes:
+        return self._host_bytes(await self._storage_bytes_async())
+
+    def __bytes__(self) -> bytes:
+        return self.tobytes()
+
+    def memoryview(self) -> memoryview:
+        """A read-only memoryview of a host copy, typed and shaped like the array."""
+        mv = memoryview(self.tobytes())
+        fmt = self._dtype.char
+        if self.ndim == 0:
+            return mv.cast(fmt) if fmt != "e" else mv
+        if fmt == "e":
+            return mv  # memoryview cannot cast to half floats: raw bytes
+        return mv.cast(fmt, self._shape) if self.size else mv.cast(fmt)
+
+    def __buffer__(self, flags: int, /) -> memoryview:  # PEP 688 (Python >= 3.12)
+        return self.memoryview()
+
+    def item(self) -> Any:
+        """The value of a one-element array as a Python scalar."""
+        if self.size != 1:
+            raise ValueError(f"item(): the array has {self.size} elements (shape {self._shape}); "
+                             "only one-element arrays convert to a scalar")
+        if self._device.is_cpu:
+            return self._np().reshape(()).item()
+        return self._flat_values(self._storage_bytes())[0]
+
+    # -- DLPack ----------------------------------------------------------------------
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: bool | None = None) -> Any:
+        if not self._device.is_cpu:
+            raise BufferError(
+                f"__dlpack__: the array is on {self._device.uri}, whose memory DLPack cannot share; "
+                "use x.to_device('cpu') or x.to_numpy() first"
+            )
+        kw: dict[str, Any] = {}
+        if max_version is not None:
+            kw["max_version"] = max_version
+        if dl_device is not None:
+            kw["dl_device"] = dl_device
+        if copy is not None:
+            kw["copy"] = copy
+        return self._np().__dlpack__(stream=stream, **kw)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        if self._device.is_cpu:
+            return (1, 0)  # kDLCPU
+        code = {"vulkan": 7, "metal": 8, "webgpu": 15}.get(self._device.api, 12)
+        return (code, int(self._device.uri.rsplit(":", 1)[-1]) if ":" in self._device.uri else 0)
+
+    # -- Python scalars ------------------------------------------------------------------
+    def _scalar(self, what: str) -> Any:
+        if self.size != 1:
+            raise TypeError(f"{what}: only one-element arrays convert to Python scalars; this array has "
+                            f"shape {self._shape}")
+        return self.item()
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError(
+                f"the truth value of an array with {self.size} elements (shape {self._shape}) is "
+                "ambiguous; use pyaccel.any(x) or pyaccel.all(x)"
+            )
+        return bool(self.item())
+
+    def __int__(self) -> int:
+        return int(self._scalar("int(x)"))
+
+    def __float__(self) -> float:
+        return float(self._scalar("float(x)"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("complex(x)"))
+
+    def __index__(self) -> int:
+        if self._dtype.kind not in "iu":
+            raise TypeError(f"only integer arrays can be used as an index; this array is {self._dtype.name}")
+        if self.ndim != 0:
+            raise TypeError(f"only 0-d integer arrays can be used as an index; shape is {self._shape}")
+        return int(self.item())
+
+    def __len__(self) -> int:
+        if not self._shape:
+            raise TypeError("len() of a 0-d array")
+        return self._shape[0]
+
+    def __iter__(self) -> Iterator[Array]:
+        if not self._shape:
+            raise TypeError("iteration over a 0-d array")
+        for j in range(self._shape[0]):
+            yield self[j]
+
+    # -- repr ------------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        try:
+            body = _format(self)
+        except BufferFreedError:
+            body = "<freed>"
+        return f"Array({body}, dtype={self._dtype.name}, device={self._device.uri!r})"
+
+    def __str__(self) -> str:
+        return _format(self)
+
+    # -- indexing -------------------------------------------------------------------------
+    def __getitem__(self, key: Any) -> Array:
+        return _indexing.getitem(self, key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        _indexing.setitem(self, key, value)
+
+    # -- operators ---------------------------------------------------------------------------
+    def _bin(self, name: str, other: Any, reflected: bool = False) -> Any:
+        if not _is_operand(other):
+            return NotImplemented
+        f = getattr(_ew, name)
+        return f(other, self) if reflected else f(self, other)
+
+    def _inplace(self, name: str, other: Any) -> Array:
+        if not _is_operand(other):
+            return NotImplemented
+        res = getattr(_ew, name)(self, other)
+        _assign_inplace(self, res, name)
+        return self
+
+    def __add__(self, o: Any) -> Array: return self._bin("add", o)
+    def __radd__(self, o: Any) -> Array: return self._bin("add", o, True)
+    def __iadd__(self, o: Any) -> Array: return self._inplace("add", o)
+    def __sub__(self, o: Any) -> Array: return self._bin("subtract", o)
+    def __rsub__(self, o: Any) -> Array: return self._bin("subtract", o, True)
+    def __isub__(self, o: Any) -> Array: return self._inplace("subtract", o)
+    def __mul__(self, o: Any) -> Array: return self._bin("multiply", o)
+    def __rmul__(self, o: Any) -> Array: return self._bin("multiply", o, True)
+    def __imul__(self, o: Any) -> Array: return self._inplace("multiply", o)
+    def __truediv__(self, o: Any) -> Array: return self._bin("divide", o)
+    def __rtruediv__(self, o: Any) -> Array: return self._bin("divide", o, True)
+    def __itruediv__(self, o: Any) -> Array: return self._inplace("divide", o)
+    def __floordiv__(self, o: Any) -> Array: return self._bin("floor_divide", o)
+    def __rfloordiv__(self, o: Any) -> Array: return self._bin("floor_divide", o, True)
+    def __ifloordiv__(self, o: Any) -> Array: return self._inplace("floor_divide", o)
+    def __mod__(self, o: Any) -> Array: return self._bin("remainder", o)
+    def __rmod__(self, o: Any) -> Array: return self._bin("remainder", o, True)
+    def __imod__(self, o: Any) -> Array: return self._inplace("remainder", o)
+    def __pow__(self, o: Any) -> Array: return self._bin("pow", o)
+    def __rpow__(self, o: Any) -> Array: return self._bin("pow", o, True)
+    def __ipow__(self, o: Any) -> Array: return self._inplace("pow", o)
+    def __and__(self, o: Any) -> Array: return self._bin("bitwise_and", o)
+    def __rand__(self, o: Any) -> Array: return self._bin("bitwise_and", o, True)
+    def __iand__(self, o: Any) -> Array: return self._inplace("bitwise_and", o)
+    def __or__(self, o: Any) -> Array: return self._bin("bitwise_or", o)
+    def __ror__(self, o: Any) -> Array: return self._bin("bitwise_or", o, True)
+    def __ior__(self, o: Any) -> Array: return self._inplace("bitwise_or", o)
+    def __xor__(self, o: Any) -> Array: return self._bin("bitwise_xor", o)
+    def __rxor__(self, o: Any) -> Array: return self._bin("bitwise_xor", o, True)
+    def __ixor__(self, o: Any) -> Array: return self._inplace("bitwise_xor", o)
+    def __lshift__(self, o: Any) -> Array: return self._bin("bitwise_left_shift", o)
+    def __rlshift__(self, o: Any) -> Array: return self._bin("bitwise_left_shift", o, True)
+    def __ilshift__(self, o: Any) -> Array: return self._inplace("bitwise_left_shift", o)
+    def __rshift__(self, o: Any) -> Array: return self._bin("bitwise_right_shift", o)
+    def __rrshift__(self, o: Any) -> Array: return self._bin("bitwise_right_shift", o, True)
+    def __irshift__(self, o: Any) -> Array: return self._inplace("bitwise_right_shift", o)
+    def __lt__(self, o: Any) -> Array: return self._bin("less", o)
+    def __le__(self, o: Any) -> Array: return self._bin("less_equal", o)
+    def __gt__(self, o: Any) -> Array: return self._bin("greater", o)
+    def __ge__(self, o: Any) -> Array: return self._bin("greater_equal", o)
+    def __eq__(self, o: Any) -> Array: return self._bin("equal", o)  # type: ignore[override]
+    def __ne__(self, o: Any) -> Array: return self._bin("not_equal", o)  # type: ignore[override]
+    def __neg__(self) -> Array: return _ew.negative(self)
+    def __pos__(self) -> Array: return _ew.positive(self)
+    def __abs__(self) -> Array: return _ew.abs(self)
+    def __invert__(self) -> Array: return _ew.bitwise_invert(self)
+
+    def __matmul__(self, o: Any) -> Array:
+        if not isinstance(o, Array):
+            return NotImplemented
+        return _linalg.matmul(self, o)
+
+    def __rmatmul__(self, o: Any) -> Array:
+        if not isinstance(o, Array):
+            return NotImplemented
+        return _linalg.matmul(o, self)
+
+    def __imatmul__(self, o: Any) -> Array:
+        if not isinstance(o, Array):
+            return NotImplemented
+        _assign_inplace(self, _linalg.matmul(self, o), "matmul")
+        return self
+
+
+def _is_operand(x: Any) -> bool:
+    return isinstance(x, (Array, bool, int, float))
+
+
+def _assign_inplace(self: Array, res: Array, name: str) -> None:
+    if res.dtype is not self.dtype:
+        raise TypeError(
+            f"in-place {name}: the result dtype {res.dtype.name} differs from the array's "
+            f"{self.dtype.name}; write x = {name}(x, y) instead, or cast y first"
+        )
+    if res.shape != self.shape:
+        raise ValueError(
+            f"in-place {name}: the result shape {res.shape} differs from the array's {self.shape} "
+            "(broadcasting may not grow the left operand); write x = x op y instead"
+        )
+    if not res.size:
+        return
+    if self.device.is_cpu:
+        self._np()[...] = res._np()
+    else:
+        self._buf.copy_from(res._buf, res.size * self.dtype.storage_itemsize)
+
+
+def _np_storage(np: Any, dt: DType) -> Any:
+    if dt is float16:
+        return np.dtype("float16")
+    if dt is float32:
+        return np.dtype("float32")
+    if dt.kind in "bu":
+        return np.dtype("uint32")
+    return np.dtype("int32")
+
+
+def _no_numpy(what: str) -> Exception:
+    from .errors import BackendUnavailableError
+
+    return BackendUnavailableError(
+        f"{what} needs NumPy, which is not importable here; use x.tolist(), bytes(x) or "
+        "x.memoryview() instead (in Pyodide: await pyodide.loadPackage('numpy'))"
+    )
+
+
+# ---------------------------------------------------------------------------
+# repr
+# ---------------------------------------------------------------------------
+_EDGE = 3
+_SUMMARY = 1000
+
+
+def _fmt_scalar(v: Any, dt: DType) -> str:
+    if dt.kind == "b":
+        return "True" if v else "False"
+    if dt.kind == "f":
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        digits = {2: 4, 4: 8, 8: 16}[dt.itemsize]
+        s = format(v, f".{digits}g")
+        if "e" not in s and "." not in s:
+            s += "."
+        return s
+    return str(v)
+
+
+def _format(a: Array) -> str:
+    vals = a.tolist()
+    dt = a.dtype
+    if a.ndim == 0:
+        return _fmt_scalar(vals, dt)
+    summarize = a.size > _SUMMARY
+
+    def rec(x: Any, depth: int) -> str:
+        if depth == a.ndim - 1:
+            items = [_fmt_scalar(v, dt) for v in x]
+            if summarize and len(items) > 2 * _EDGE:
+                items = items[:_EDGE] + ["..."] + items[-_EDGE:]
+            return "[" + ", ".join(items) + "]"
+        parts = [rec(v, depth + 1) for v in x]
+        if summarize and len(parts) > 2 * _EDGE:
+            parts = parts[:_EDGE] + ["..."] + parts[-_EDGE:]
+        sep = "," + "\n" * (a.ndim - depth - 1) + " " * (7 + depth)
+        return "[" + sep.join(parts) + "]"
+
+    return rec(vals, 0)
+
+
+# ---------------------------------------------------------------------------
+# asarray
+# ---------------------------------------------------------------------------
+def _device_of_obj(obj: Any) -> Device | None:
+    return obj.device if isinstance(obj, Array) else None
+
+
+def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> Array:
+    """An Array from an Array, NumPy array, nested list/tuple, Python scalar or bytes-like object.
+
+    ``dtype`` defaults to the data's own dtype (NumPy arrays, array.array, memoryview formats;
+    bytes/bytearray are uint8) or, for Python data, bool / the device's default int / default
+    float. ``device`` defaults to the array's own device, else the current device;
+    a different device copies. ``copy=False`` raises where a copy would be needed.
+    """
+    dev = as_device(device) if device is not None else (_device_of_obj(obj) or as_device(None))
+    want = as_dtype(dtype) if dtype is not None else None
+    if isinstance(obj, Array):
+        return _from_array(obj, dev, want, copy)
+    if copy is False:
+        raise ValueError(
+            f"asarray(copy=False): a {type(obj).__name__} must be copied into device memory; "
+            "pass copy=None (or True)"
+        )
+    np = _host.numpy()
+    if np is not None and (_host.is_numpy_array(obj) or not isinstance(obj, (list, tuple, bool, int, float))):
+        try:
+            arr = _numpy_input(np, obj)
+        except TypeError:
+            arr = None
+        if arr is not None:
+            return _from_numpy_input(np, arr, dev, want)
+    return _from_python(obj, dev, want)
+
+
+def _from_array(x: Array, dev: Device, want: DType | None, copy: bool | None) -> Array:
+    dt = want or x.dtype
+    if dev is x.device:
+        if dt is x.dtype:
+            if copy:
+                return _manip.astype(x, dt, copy=True)
+            return x
+        if copy is False:
+            raise ValueError(f"asarray(copy=False): converting {x.dtype.name} to {dt.name} needs a copy")
+        return _manip.astype(x, dt)
+    if copy is False:
+        raise ValueError(f"asarray(copy=False): moving from {x.device.uri} to {dev.uri} needs a copy")
+    src_dt = x.dtype
+    dt = check_dtype(dev, dt, "asarray")
+    if not dev.is_cpu and not x.device.is_cpu and supports(dev, src_dt):
+        # GPU -> GPU: same storage layout; copy the raw bytes, then convert on the target
+        out = Array._empty(dev, x.shape, src_dt)
+        data = x._storage_bytes()
+        if data:
+            out._buf.write(data)
+        return out if src_dt is dt else _manip.astype(out, dt)
+    np = _host.numpy()
+    if np is not None:
+        return _from_numpy_input(np, x.to_numpy(), dev, dt)
+    flat = _host.convert_values(x._flat_values(x._storage_bytes()), src_dt, dt)
+    return _upload_flat(flat, x.shape, dt, dev)
+
+
+def _numpy_input(np: Any, obj: Any) -> Any:
+    if _host.is_numpy_array(obj):
+        return np.asarray(obj)
+    if isinstance(obj, (bytes, bytearray)):
+        return np.frombuffer(obj, dtype=np.uint8)
+    if hasattr(obj, "__array_interface__") or hasattr(obj, "__array__") or hasattr(obj, "__dlpack__"):
+        return np.asarray(obj)
+    mv = _host.memoryview_of(obj)
+    if mv is not None:
+        return np.asarray(mv)
+    raise TypeError
+
+
+def _from_numpy_input(np: Any, arr: Any, dev: Device, want: DType | None) -> Array:
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(
+            f"asarray: NumPy dtype {arr.dtype} is not supported; pyaccel arrays hold bool, ints and "
+            "real floats (convert with arr.astype(...))"
+        )
+    src = as_dtype(arr.dtype.name)
+    dt = want or src
+    dt = check_dtype(dev, dt, "asarray")
+    if dev.is_cpu:
+        with np.errstate(all="ignore"):
+            return Array._from_numpy(dev, arr.astype(np.dtype(dt.name), copy=False), dt)
+    with np.errstate(all="ignore"):
+        host = np.ascontiguousarray(arr.astype(np.dtype(dt.name), copy=False))
+        st = host.astype(_np_storage(np, dt), copy=False)
+    out = Array._empty(dev, tuple(arr.shape), dt)
+    if st.size:
+        out._buf.write(np.ascontiguousarray(st))
+    return out
+
+
+
+
+def _python_dtype(kind: str, dev: Device) -> DType:
+    if kind == "b":
+        return bool_
+    if kind == "i":
+        return default_int(dev)
+    return default_float(dev)
+
+
+def _from_python(obj: Any, dev: Device, want: DType | None) -> Array:
+    if isinstance(obj, (list, tuple, bool, int, float)) or _is_py_scalar_like(obj):
+        flat, shape = _host.nested(obj)
+        src_kind = _host.scalar_kind(flat)
+        dt = want or _python_dtype(src_kind, dev)
+        dt = check_dtype(dev, dt, "asarray")
+        if want is None and src_kind == "i" and not dev.is_cpu:
+            _check_default_int_range(flat, dt, dev)
+        flat = _host.coerce(flat, dt)
+        return _upload_flat(flat, shape, dt, dev)
+    mv = _host.memoryview_of(obj)
+    if mv is not None:
+        return _from_memoryview(mv, dev, want, type(obj).__name__)
+    raise TypeError(
+        f"asarray: cannot convert {type(obj).__name__} to an array; pass an Array, a NumPy array, "
+        "a (nested) list/tuple of numbers, a Python scalar or a bytes-like object"
+    )
+
+
+def _is_py_scalar_like(obj: Any) -> bool:
+    return type(obj).__module__ == "numpy" and hasattr(obj, "item") and getattr(obj, "ndim", 1) == 0
+
+
+def _check_default_int_range(flat: list, dt: DType, dev: Device) -> None:
+    lo, hi = int_range(dt)
+    for v in flat:
+        if not isinstance(v, bool) and isinstance(v, int) and not lo <= v <= hi:
+            raise OverflowError(
+                f"asarray: Python int {v} does not fit {dt.name}, the default integer dtype on "
+                f"{dev.uri} (no 64-bit integers on WebGPU devices); pass dtype=pyaccel.uint32 if it "
+                "fits, use float32, or run on device='cpu'"
+            )
+
+
+def _from_memoryview(mv: memoryview, dev: Device, want: DType | None, tname: str) -> Array:
+    if mv.ndim == 0 and mv.format in ("B", "b", "c") and mv.nbytes != mv.itemsize:
+        mv = mv.cast("B")
+    src = _host.dtype_of_format(mv.format, mv.itemsize)
+    if src is None:
+        raise TypeError(
+            f"asarray: {tname} has buffer format {mv.format!r} (itemsize {mv.itemsize}), which has no "
+            "pyaccel dtype; pass data of bool, (u)int8/16/32/64, float16/32/64 items"
+        )
+    shape = tuple(mv.shape) if mv.shape is not None else (mv.nbytes // mv.itemsize,)
+    raw = mv.tobytes()
+    flat = _host.unpack(raw, src.char, prod(shape))
+    dt = check_dtype(dev, want or src, "asarray")
+    flat = _host.convert_values(flat, src, dt) if dt is not src else flat
+    return _upload_flat(flat, shape, dt, dev)
+
+
+def _upload_flat(flat: list, shape: tuple[int, ...], dt: DType, dev: Device) -> Array:
+    out = Array._empty(dev, shape, dt)
+    if flat:
+        char = dt.char if dev.is_cpu else _host.storage_char(dt)
+        if not dev.is_cpu and dt.kind == "b":
+            flat = [1 if v else 0 for v in flat]
+        out._buf.write(_host.pack(flat, char))
+    return out
+
+
+# late imports (these modules import Array)
+from . import elementwise as _ew  # noqa: E402
+from . import indexing as _indexing  # noqa: E402
+from . import linalg as _linalg  # noqa: E402
+from . import manipulation as _manip  # noqa: E402

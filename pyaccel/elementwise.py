@@ -1,0 +1,319 @@
+"""Array API elementwise functions, generated from the op table (``pyaccel/ops/table.py``).
+
+Every function broadcasts its array arguments, accepts Python scalars as *weak*
+operands (``x + 1`` keeps x's dtype; see :mod:`pyaccel.promotion`) and returns a new
+Array on the arguments' device. On ``cpu:0`` the table's NumPy function computes the
+result; on WebGPU devices one generated kernel per (op, dtypes) is recorded (no wait).
+
+Semantics on WebGPU devices (what the tests check against NumPy):
+
+* NaN/inf: as NumPy: NaN propagates through arithmetic, ``maximum``/``minimum``/``clip``,
+  comparisons with NaN are False except ``not_equal``; ``log(-1)``, ``sqrt(-1)`` are NaN,
+  ``log(0)`` is -inf, ``x / 0`` is +-inf (NaN for 0 / 0), ``pow`` follows C99 ``pow``
+  (``pow(-inf, 0.5)`` is +inf; NumPy's scalar-exponent fast path, used on cpu, gives NaN).
+  Denormals are kept where the device keeps them (lavapipe does).
+* Integers: overflow wraps (two's complement), as in NumPy. ``floor_divide`` and
+  ``remainder`` by zero give 0 (NumPy's result, without its warning; WGSL alone would
+  give ``x / 0 == x``). ``pow`` with a negative integer exponent gives 0 (1 for base 1,
+  +-1 for base -1) where NumPy raises ValueError. Shifts by >= the bit width give 0
+  (left) or the sign fill (right), as NumPy.
+* Float -> int conversion of NaN/out-of-range values is implementation-defined (NumPy
+  too); lavapipe clamps.
+* float16 data (only where ``Capability.F16``) computes in float32 and rounds once, like
+  NumPy's float16 loops. Accuracy: add/sub/mul exact rounding; divide and sqrt within
+  2.5 ULP; exp/log family a few ULP; sin/cos within 2^-11 absolute on [-pi, pi] (the
+  WebGPU bound).
+* Float-only functions (``sin``, ``divide``, ...) accept integer and bool arrays and
+  compute in the device's default float dtype (float32 on WebGPU, float64 on cpu).
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Callable
+from typing import Any
+
+from . import _host
+from ._shapes import broadcast_shapes, broadcast_strides
+from .array import Array
+from .device import Device
+from .dtypes import DType, bool_, float32, int32, uint32
+from .ops import elementwise as _k
+from .ops import table as _table
+from .ops.table import CATEGORIES, OpDef
+from .promotion import (
+    check_dtype,
+    check_scalar_fits,
+    common_device,
+    default_float,
+    default_int,
+    int_range,
+    promote,
+    scalar_result,
+)
+
+_SCALARS = (bool, int, float)
+
+
+def _type_error_operand(name: str, x: Any) -> TypeError:
+    return TypeError(
+        f"{name}: expected a pyaccel Array or a Python scalar, got {type(x).__name__}; convert it "
+        "with pyaccel.asarray(x, device=...)"
+    )
+
+
+def _scalar_dtype(value: Any, dev: Device) -> DType:
+    if isinstance(value, bool):
+        return bool_
+    if isinstance(value, int):
+        return default_int(dev)
+    return default_float(dev)
+
+
+def _promote_operands(name: str, ops: list[Any], dev: Device) -> DType:
+    dt: DType | None = None
+    for a in ops:
+        if isinstance(a, Array):
+            dt = a.dtype if dt is None else promote(dt, a.dtype)
+    scalars = [a for a in ops if not isinstance(a, Array)]
+    if dt is None:
+        # only scalars (e.g. where(c, 1, 2.5)): the strongest Python kind wins
+        dt = _scalar_dtype(scalars[0], dev)
+        for s in scalars[1:]:
+            dt = promote(dt, _scalar_dtype(s, dev))
+        return dt
+    for s in scalars:
+        dt = scalar_result(dt, s, dev)
+    return dt
+
+
+def _check_category(row: OpDef, dt: DType) -> None:
+    kinds = CATEGORIES[row.dtypes]
+    if row.dtypes == "floating" or dt.kind in kinds:
+        return
+    need = {"numeric": "a numeric (integer or floating-point)", "real": "a real numeric",
+            "integer": "an integer", "integer_or_bool": "an integer or bool", "bool": "a bool"}[row.dtypes]
+    fix = "x.astype(pyaccel.int32)" if dt.kind == "b" else "x.astype(pyaccel.int32) or a float dtype"
+    if row.dtypes in ("integer", "integer_or_bool"):
+        fix = "an integer dtype (x.astype(pyaccel.int32))"
+    raise TypeError(f"{row.name} needs {need} dtype, got {dt.name}; convert with {fix}")
+
+
+def _result(row: OpDef, dt: DType, dev: Device) -> tuple[DType, DType]:
+    """(compute dtype, output dtype) of a row applied to promoted dtype ``dt``."""
+    if row.dtypes == "floating" and dt.kind != "f":
+        dt = default_float(dev)  # integer / bool inputs of float functions
+    if row.result == "float":
+        return dt, dt
+    if row.result == "bool":
+        return dt, bool_
+    return dt, dt
+
+
+def _t32(dt: DType) -> DType:
+    """A dtype whose compute type is the one of ``dt`` (for scalar bit patterns)."""
+    t = _k.compute_type(dt)
+    return {"f32": float32, "i32": int32, "u32": uint32}[t] if dt.kind != "b" else bool_
+
+
+def apply(name: str, *args: Any) -> Array:
+    """Apply the elementwise op ``name`` of the table to arrays / Python scalars."""
+    row = _table.get(name)
+    return _apply(row, args)
+
+
+def _apply(row: OpDef, args: tuple[Any, ...]) -> Array:
+    name = row.name
+    arrays = [a for a in args if isinstance(a, Array)]
+    for a in args:
+        if not isinstance(a, (Array, *_SCALARS)):
+            raise _type_error_operand(name, a)
+    if not arrays:
+        raise TypeError(f"{name}: at least one argument must be a pyaccel Array; got "
+                        f"{', '.join(type(a).__name__ for a in args)}")
+    dev = common_device(*(a.device for a in arrays))
+    value_args = list(args[1:]) if name == "where" else list(args)
+    dt = _promote_operands(name, value_args, dev)
+    if name == "where":
+        cond = args[0]
+        if isinstance(cond, Array) and cond.dtype is not bool_:
+            raise TypeError(f"where: condition must be a bool array, got {cond.dtype.name}; "
+                            "use x != 0 (or x.astype(pyaccel.bool))")
+    _check_category(row, dt)
+    cdt, out_dt = _result(row, dt, dev)
+    what = f"{name}({', '.join(a.dtype.name if isinstance(a, Array) else type(a).__name__ for a in args)})"
+    cdt = check_dtype(dev, cdt, what)
+    out_dt = check_dtype(dev, out_dt, what)
+    conv_dt = cdt
+    for k, a in enumerate(args):
+        is_value = not (name == "where" and k == 0)
+        if is_value and isinstance(a, int) and not isinstance(a, bool):
+            check_scalar_fits(a, conv_dt, name)
+    shape = broadcast_shapes(*(a.shape for a in arrays))
+    if dev.is_cpu:
+        return _apply_cpu(row, args, cdt, out_dt, dev)
+    out = Array._empty(dev, shape, out_dt)
+    if out.size == 0:
+        return out
+    T = _k.compute_type(cdt) if not row.args or "T" in row.args else "u32"
+    kind = "b" if row.args and all(a == "bool" for a in row.args) else _k.kind_of(cdt)
+    if kind == "f" and cdt.name == "float16":
+        kind = "h"
+    expr = row.expr(kind)
+    if expr is None:
+        raise TypeError(f"{name} is not defined for {cdt.name} data")
+    ops = []
+    for k, a in enumerate(args):
+        conv = row.args[k] if row.args else "T"
+        conv = T if conv == "T" else conv
+        if isinstance(a, Array):
+            ops.append(_k.buf(a._buf, a.dtype, conv, 0, broadcast_strides(a.shape, shape)))
+        else:
+            sdt = bool_ if conv == "bool" else _t32(cdt)
+            ops.append(_k.scalar(a, sdt, conv))
+    _k.run(dev, expr, T, out._buf, out_dt, ops, shape, name=name)
+    return out
+
+
+def _np_arg(np: Any, a: Any, cdt: DType, row: OpDef) -> Any:
+    if isinstance(a, Array):
+        v = a._np()
+        if row.dtypes == "floating" and a.dtype is not cdt:
+            return v.astype(np.dtype(cdt.name))
+        return v
+    return a
+
+
+def _apply_cpu(row: OpDef, args: tuple[Any, ...], cdt: DType, out_dt: DType, dev: Device) -> Array:
+    np = _host.numpy() or __import__("numpy")
+    fn = _np_func(np, row.numpy)
+    vals = [_np_arg(np, a, cdt, row) for a in args]
+    if row.name == "where":
+        vals[1:] = [np.asarray(v, dtype=np.dtype(cdt.name)) if not isinstance(a, Array) else v
+                    for v, a in zip(vals[1:], args[1:], strict=True)]
+    with np.errstate(all="ignore"):
+        r = fn(*vals)
+    r = np.asarray(r)
+    want = np.dtype(out_dt.name)
+    if r.dtype != want:
+        r = r.astype(want)
+    return Array._from_numpy(dev, r, out_dt)
+
+
+def _np_func(np: Any, path: str) -> Callable[..., Any]:
+    obj: Any = np
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+# ---------------------------------------------------------------------------
+# public functions (one per table row)
+# ---------------------------------------------------------------------------
+def _make_unary(row: OpDef) -> Callable[[Array], Array]:
+    def f(x: Array, /) -> Array:
+        return _apply(row, (x,))
+
+    return f
+
+
+def _make_binary(row: OpDef) -> Callable[[Any, Any], Array]:
+    def f(x1: Any, x2: Any, /) -> Array:
+        return _apply(row, (x1, x2))
+
+    return f
+
+
+def _finish(f: Callable[..., Any], row: OpDef) -> Callable[..., Any]:
+    f.__name__ = f.__qualname__ = row.name
+    f.__module__ = __name__
+    cat = row.dtypes.replace("_", " ")
+    res = {"same": "the promoted dtype", "bool": "bool", "float": "a floating-point dtype"}.get(
+        row.result, row.result)
+    f.__doc__ = (f"Elementwise ``{row.name}`` (Array API); inputs: {cat} dtypes; result: {res}. "
+                 f"NumPy reference: ``numpy.{row.numpy}``.")
+    return f
+
+
+_g = globals()
+for _row in _table.ELEMENTWISE:
+    if _row.name in ("clip", "where"):
+        continue
+    _maker = _make_unary if _row.arity == 1 else _make_binary
+    _g[_row.name] = _finish(_maker(_row), _row)
+
+
+def clip(x: Array, /, min: Any = None, max: Any = None) -> Array:  # noqa: A002 - Array API names
+    """Clamp each element of ``x`` to ``[min, max]`` (NaN propagates); result has x's dtype.
+
+    ``min``/``max`` may be None, Python scalars or arrays (cast to x's dtype); integer
+    bounds outside x's dtype range are clamped to the range.
+    """
+    row = _table.get("clip")
+    if not isinstance(x, Array):
+        raise _type_error_operand("clip", x)
+    _check_category(row, x.dtype)
+    dt = x.dtype
+    bounds = []
+    for v, lo_side in ((min, True), (max, False)):
+        if v is None:
+            if dt.kind == "f":
+                v = float("-inf") if lo_side else float("inf")
+            else:
+                lo, hi = int_range(dt)
+                v = lo if lo_side else hi
+        elif isinstance(v, Array):
+            if v.dtype is not dt:
+                v = v.astype(dt)
+        elif isinstance(v, _SCALARS):
+            if dt.kind in "iu":
+                lo, hi = int_range(dt)
+                if isinstance(v, float):
+                    if math.isnan(v):
+                        raise ValueError(f"clip: NaN bound for an integer array ({dt.name})")
+                    if math.isinf(v):
+                        v = lo if v < 0 else hi
+                    else:  # integer x >= 1.5 <=> x >= 2; x <= 1.5 <=> x <= 1
+                        v = math.ceil(v) if lo_side else math.floor(v)
+                v = builtins.min(builtins.max(int(v), lo), hi)
+            else:
+                v = float(v)
+        else:
+            raise _type_error_operand("clip", v)
+        bounds.append(v)
+    if x.device.is_cpu:
+        np = _host.numpy() or __import__("numpy")
+        lo_, hi_ = (b._np() if isinstance(b, Array) else b for b in bounds)
+        with np.errstate(all="ignore"):
+            r = np.asarray(np.clip(x._np(), lo_, hi_)).astype(np.dtype(dt.name), copy=False)
+        return Array._from_numpy(x.device, r, dt)
+    return _apply_same_dtype(row, (x, bounds[0], bounds[1]), dt)
+
+
+def _apply_same_dtype(row: OpDef, args: tuple[Any, ...], dt: DType) -> Array:
+    """GPU: apply a row with every operand converted to ``dt`` (clip)."""
+    arrays = [a for a in args if isinstance(a, Array)]
+    dev = common_device(*(a.device for a in arrays))
+    shape = broadcast_shapes(*(a.shape for a in arrays))
+    out = Array._empty(dev, shape, dt)
+    if out.size == 0:
+        return out
+    T = _k.compute_type(dt)
+    expr = row.expr(_k.kind_of(dt))
+    ops = []
+    for a in args:
+        if isinstance(a, Array):
+            ops.append(_k.buf(a._buf, a.dtype, T, 0, broadcast_strides(a.shape, shape)))
+        else:
+            ops.append(_k.scalar(a, _t32(dt), T))
+    _k.run(dev, expr, T, out._buf, dt, ops, shape, name=row.name)
+    return out
+
+
+def where(condition: Any, x1: Any, x2: Any, /) -> Array:
+    """``x1`` where ``condition`` is True, else ``x2`` (broadcast; scalars allowed)."""
+    return _apply(_table.get("where"), (condition, x1, x2))
+
+
+__all__ = [r.name for r in _table.ELEMENTWISE]

@@ -1,0 +1,414 @@
+"""Array API manipulation functions (and ``astype``, ``take``) on every device.
+
+On WebGPU devices all of them are one strided *gather* (or *scatter*) kernel of the
+elementwise skeleton: the output is written in C order while the source is read
+through an offset and per-axis strides (0 for broadcast axes, negative for flipped
+ones), converting the dtype on the way when needed. ``reshape``, ``expand_dims`` and
+``squeeze`` share the input's buffer (C-contiguous data needs no copy) unless
+``copy=True``. On ``cpu:0`` they are NumPy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from . import _host
+from ._shapes import broadcast_shapes, broadcast_strides, normalize_axes, normalize_axis
+from .array import Array, norm_shape, prod
+from .dtypes import DType, as_dtype
+from .ops import elementwise as _k
+from .promotion import check_dtype, common_device, promote
+from .registry import as_device
+
+__all__ = [
+    "astype", "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip",
+    "matrix_transpose", "moveaxis", "permute_dims", "repeat", "reshape", "roll", "squeeze",
+    "stack", "take", "take_along_axis", "tile", "unstack",
+]
+
+
+def _np() -> Any:
+    return _host.numpy() or __import__("numpy")
+
+
+def _cast_expr(src: DType, dst: DType) -> tuple[str, str, str]:
+    """(expression, compute type T, operand conversion) copying ``src`` data into ``dst``."""
+    if dst.kind == "b":
+        return "x", "u32", "bool"
+    if src.kind == "f" and dst.kind == "u":
+        # negative floats wrap like NumPy's casts on common hosts: u32(i32(x))
+        return "select(u32(x), u32(i32(x)), x < 0.0)", "f32", "f32"
+    t = _k.compute_type(dst)
+    return "x", t, t
+
+
+def _check_array(x: Any, what: str) -> Array:
+    if not isinstance(x, Array):
+        raise TypeError(f"{what}: expected a pyaccel Array, got {type(x).__name__}; convert it with "
+                        "pyaccel.asarray(x)")
+    return x
+
+
+def gather(x: Array, shape: Sequence[int], offset: int, strides: Sequence[int],
+           dtype: DType | None = None) -> Array:
+    """GPU: new C-contiguous array ``out[idx] = x.flat[offset + sum(idx * strides)]`` (cast to dtype)."""
+    dt = dtype or x.dtype
+    out = Array._empty(x.device, tuple(shape), dt)
+    if out.size:
+        expr, T, conv = _cast_expr(x.dtype, dt)
+        _k.run(x.device, expr, T, out._buf, dt, [_k.buf(x._buf, x.dtype, conv, offset, strides)],
+               list(shape), name="gather")
+    return out
+
+
+def scatter(dst: Array, shape: Sequence[int], dst_offset: int, dst_strides: Sequence[int],
+            src: Array | bool | int | float, src_strides: Sequence[int] | None = None) -> None:
+    """GPU: ``dst.flat[dst_offset + sum(idx * dst_strides)] = src[idx]`` (src broadcast / scalar)."""
+    if prod(list(shape)) == 0:
+        return
+    dt = dst.dtype
+    if isinstance(src, Array):
+        expr, T, conv = _cast_expr(src.dtype, dt)
+        op = _k.buf(src._buf, src.dtype, conv, 0,
+                    src_strides if src_strides is not None else broadcast_strides(src.shape, shape))
+    else:
+        expr, T, conv = _cast_expr(dt, dt)
+        sdt = _scalar_t32(dt)
+        op = _k.scalar(src, sdt, conv)
+    _k.run(dst.device, expr, T, dst._buf, dt, [op], list(shape), out_offset=dst_offset,
+           out_strides=list(dst_strides), store="strided", name="scatter")
+
+
+def _scalar_t32(dt: DType) -> DType:
+    from .dtypes import bool_, float32, int32, uint32
+
+    if dt.kind == "b":
+        return bool_
+    return {"f32": float32, "i32": int32, "u32": uint32}[_k.compute_type(dt)]
+
+
+# ---------------------------------------------------------------------------
+def astype(x: Array, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Array:
+    """``x`` converted to ``dtype`` (a copy unless ``copy=False`` and nothing changes)."""
+    _check_array(x, "astype")
+    if device is not None:
+        dev = as_device(device)
+        if dev is not x.device:
+            return astype(x.to_device(dev), dtype, copy=False)
+    dt = check_dtype(x.device, as_dtype(dtype), "astype")
+    if dt is x.dtype and not copy:
+        return x
+    if x.device.is_cpu:
+        np = _np()
+        with np.errstate(all="ignore"):
+            return Array._from_numpy(x.device, x._np().astype(np.dtype(dt.name)), dt)
+    if dt is x.dtype:
+        out = Array._empty(x.device, x.shape, dt)
+        if x.size:
+            out._buf.copy_from(x._buf, x.size * dt.storage_itemsize)
+        return out
+    return gather(x, x.shape, 0, _k.contiguous_strides(x.shape), dt)
+
+
+def reshape(x: Array, /, shape: Any, *, copy: bool | None = None) -> Array:
+    """Same data in a new shape (one dimension may be -1); shares the buffer unless copy=True."""
+    _check_array(x, "reshape")
+    if isinstance(shape, int) and not isinstance(shape, bool):
+        shape = (shape,)
+    shape = tuple(shape)
+    unknown = [j for j, d in enumerate(shape) if d == -1]
+    if len(unknown) > 1:
+        raise ValueError(f"reshape: shape {shape} has more than one -1; at most one dimension can be inferred")
+    known = prod([d for d in shape if d != -1])
+    for d in shape:
+        if d != -1 and (not isinstance(d, int) or d < 0):
+            raise ValueError(f"reshape: invalid dimension {d!r} in shape {shape}")
+    if unknown:
+        if known == 0 or x.size % known:
+            raise ValueError(f"reshape: cannot reshape an array of size {x.size} (shape {x.shape}) into "
+                             f"shape {shape}")
+        shape = tuple(x.size // known if d == -1 else d for d in shape)
+    if prod(shape) != x.size:
+        raise ValueError(f"reshape: cannot reshape an array of size {x.size} (shape {x.shape}) into shape "
+                         f"{shape} (size {prod(shape)}); the sizes must match")
+    if copy:
+        return reshape(astype(x, x.dtype, copy=True), shape, copy=False)
+    return Array(x._buf, tuple(int(d) for d in shape), x.dtype, x.device)
+
+
+def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
+    """Permute the axes of ``x`` (a copy)."""
+    _check_array(x, "permute_dims")
+    axes = tuple(normalize_axis(a, x.ndim, "permute_dims axes") for a in axes)
+    if sorted(axes) != list(range(x.ndim)):
+        raise ValueError(f"permute_dims: axes {axes} is not a permutation of 0..{x.ndim - 1}")
+    if x.device.is_cpu:
+        return Array._from_numpy(x.device, _np().asarray(x._np().transpose(axes)))
+    st = _k.contiguous_strides(x.shape)
+    return gather(x, [x.shape[a] for a in axes], 0, [st[a] for a in axes])
+
+
+def matrix_transpose(x: Array, /) -> Array:
+    """Transpose the last two axes."""
+    _check_array(x, "matrix_transpose")
+    if x.ndim < 2:
+        raise ValueError(f"matrix_transpose needs an array with >= 2 dimensions, got shape {x.shape}")
+    axes = list(range(x.ndim))
+    axes[-1], axes[-2] = axes[-2], axes[-1]
+    return permute_dims(x, axes)
+
+
+def moveaxis(x: Array, source: Any, destination: Any, /) -> Array:
+    """Move axes to new positions (the others keep their order)."""
+    _check_array(x, "moveaxis")
+    src = [normalize_axis(a, x.ndim, "moveaxis source") for a in
+           (source if isinstance(source, (tuple, list)) else [source])]
+    dst = [normalize_axis(a, x.ndim, "moveaxis destination") for a in
+           (destination if isinstance(destination, (tuple, list)) else [destination])]
+    if len(src) != len(dst):
+        raise ValueError(f"moveaxis: source {source!r} and destination {destination!r} differ in length")
+    order = [a for a in range(x.ndim) if a not in src]
+    for d, s in sorted(zip(dst, src, strict=True)):
+        order.insert(d, s)
+    return permute_dims(x, order)
+
+
+def expand_dims(x: Array, /, axis: Any = 0) -> Array:
+    """Insert size-1 axes at ``axis`` (an int or a tuple, positions in the result)."""
+    _check_array(x, "expand_dims")
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    nd = x.ndim + len(axes)
+    pos = sorted(normalize_axis(a, nd, "expand_dims axis") for a in axes)
+    if len(set(pos)) != len(pos):
+        raise ValueError(f"expand_dims: axis {axis!r} repeats a position")
+    shape = list(x.shape)
+    for p in pos:
+        shape.insert(p, 1)
+    return Array(x._buf, tuple(shape), x.dtype, x.device)
+
+
+def squeeze(x: Array, /, axis: Any) -> Array:
+    """Remove size-1 axes ``axis`` (an int or a tuple)."""
+    _check_array(x, "squeeze")
+    axes = normalize_axes(axis, x.ndim, "squeeze axis")
+    for a in axes:
+        if x.shape[a] != 1:
+            raise ValueError(f"squeeze: axis {a} has size {x.shape[a]} (shape {x.shape}); only size-1 "
+                             "axes can be removed")
+    shape = tuple(d for j, d in enumerate(x.shape) if j not in axes)
+    return Array(x._buf, shape, x.dtype, x.device)
+
+
+def broadcast_to(x: Array, /, shape: Any) -> Array:
+    """``x`` broadcast to ``shape`` (a copy)."""
+    _check_array(x, "broadcast_to")
+    shape = norm_shape(shape, "broadcast_to shape")
+    if len(shape) < x.ndim or broadcast_shapes(x.shape, shape) != shape:
+        raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}")
+    if x.device.is_cpu:
+        return Array._from_numpy(x.device, _np().broadcast_to(x._np(), shape))
+    return gather(x, shape, 0, broadcast_strides(x.shape, shape))
+
+
+def broadcast_arrays(*arrays: Array) -> list[Array]:
+    """Every array broadcast to their common shape."""
+    for a in arrays:
+        _check_array(a, "broadcast_arrays")
+    shape = broadcast_shapes(*(a.shape for a in arrays))
+    return [a if a.shape == shape else broadcast_to(a, shape) for a in arrays]
+
+
+def concat(arrays: Sequence[Array], /, *, axis: int | None = 0) -> Array:
+    """Join arrays along an existing axis (``axis=None`` flattens them first)."""
+    arrays = list(arrays) if not isinstance(arrays, Array) else [arrays]
+    if not arrays:
+        raise ValueError("concat needs at least one array")
+    for a in arrays:
+        _check_array(a, "concat")
+    dev = common_device(*(a.device for a in arrays))
+    dt = arrays[0].dtype
+    for a in arrays[1:]:
+        dt = promote(dt, a.dtype)
+    dt = check_dtype(dev, dt, "concat")
+    if axis is None:
+        arrays = [reshape(a, (-1,)) for a in arrays]
+        axis = 0
+    nd = arrays[0].ndim
+    if nd == 0:
+        raise ValueError("concat: 0-d arrays cannot be concatenated; use stack, or axis=None")
+    ax = normalize_axis(axis, nd, "concat axis")
+    for a in arrays:
+        if a.ndim != nd or any(a.shape[j] != arrays[0].shape[j] for j in range(nd) if j != ax):
+            raise ValueError(
+                f"concat: all shapes must match except on axis {ax}; got "
+                f"{', '.join(str(b.shape) for b in arrays)}")
+    if dev.is_cpu:
+        np = _np()
+        return Array._from_numpy(dev, np.concatenate([a._np() for a in arrays], axis=ax)
+                                 .astype(np.dtype(dt.name), copy=False), dt)
+    shape = list(arrays[0].shape)
+    shape[ax] = sum(a.shape[ax] for a in arrays)
+    out = Array._empty(dev, tuple(shape), dt)
+    ost = _k.contiguous_strides(shape)
+    start = 0
+    for a in arrays:
+        if a.size:
+            scatter(out, a.shape, start * ost[ax], ost, a, _k.contiguous_strides(a.shape))
+        start += a.shape[ax]
+    return out
+
+
+def stack(arrays: Sequence[Array], /, *, axis: int = 0) -> Array:
+    """Join arrays of one shape along a new axis."""
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError("stack needs at least one array")
+    for a in arrays:
+        _check_array(a, "stack")
+        if a.shape != arrays[0].shape:
+            raise ValueError(f"stack: all arrays need the same shape; got "
+                             f"{', '.join(str(b.shape) for b in arrays)}")
+    ax = normalize_axis(axis, arrays[0].ndim + 1, "stack axis")
+    return concat([expand_dims(a, ax) for a in arrays], axis=ax)
+
+
+def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
+    """Split ``x`` along ``axis`` into a tuple of arrays with that axis removed."""
+    _check_array(x, "unstack")
+    if x.ndim == 0:
+        raise ValueError("unstack: a 0-d array has no axis to split")
+    ax = normalize_axis(axis, x.ndim, "unstack axis")
+    return tuple(x[(slice(None),) * ax + (j,)] for j in range(x.shape[ax]))
+
+
+def flip(x: Array, /, *, axis: Any = None) -> Array:
+    """Reverse the order of elements along ``axis`` (all axes when None)."""
+    _check_array(x, "flip")
+    axes = normalize_axes(axis, x.ndim, "flip axis")
+    if x.device.is_cpu:
+        return Array._from_numpy(x.device, _np().asarray(_np().flip(x._np(), axes)))
+    st = list(_k.contiguous_strides(x.shape))
+    off = 0
+    for a in axes:
+        if x.shape[a] > 0:
+            off += (x.shape[a] - 1) * st[a]
+        st[a] = -st[a]
+    return gather(x, x.shape, off, st)
+
+
+def roll(x: Array, /, shift: Any, *, axis: Any = None) -> Array:
+    """Shift elements along ``axis`` (flattened when None), wrapping around."""
+    _check_array(x, "roll")
+    if axis is None:
+        if not isinstance(shift, int):
+            raise ValueError(f"roll: with axis=None, shift must be an int, got {shift!r}")
+        return reshape(roll(reshape(x, (-1,)), shift, axis=0), x.shape)
+    shifts = list(shift) if isinstance(shift, (tuple, list)) else [shift]
+    axes = list(axis) if isinstance(axis, (tuple, list)) else [axis]
+    if len(shifts) == 1 and len(axes) > 1:
+        shifts = shifts * len(axes)
+    if len(shifts) != len(axes):
+        raise ValueError(f"roll: shift {shift!r} and axis {axis!r} must have the same length")
+    if x.device.is_cpu:
+        return Array._from_numpy(x.device, _np().roll(x._np(), tuple(shifts), tuple(axes)))
+    total: dict[int, int] = {}
+    for s, a in zip(shifts, axes, strict=True):
+        a = normalize_axis(a, x.ndim, "roll axis")
+        total[a] = total.get(a, 0) + int(s)
+    out = x
+    for a, s in total.items():
+        n = x.shape[a]
+        if n == 0 or s % n == 0:
+            continue
+        k = s % n
+        pre = (slice(None),) * a
+        out = concat([out[pre + (slice(n - k, None),)], out[pre + (slice(0, n - k),)]], axis=a)
+    return out if out is not x else astype(x, x.dtype, copy=True)
+
+
+def tile(x: Array, repetitions: Sequence[int], /) -> Array:
+    """Repeat the whole array ``repetitions[i]`` times along axis i."""
+    _check_array(x, "tile")
+    reps = tuple(int(r) for r in repetitions)
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile: repetitions must be >= 0, got {reps}")
+    nd = max(len(reps), x.ndim)
+    reps = (1,) * (nd - len(reps)) + reps
+    shape = (1,) * (nd - x.ndim) + x.shape
+    if x.device.is_cpu:
+        return Array._from_numpy(x.device, _np().tile(x._np(), reps))
+    inter = []
+    big = []
+    for r, d in zip(reps, shape, strict=True):
+        inter += [1, d]
+        big += [r, d]
+    y = broadcast_to(reshape(x, tuple(inter)), tuple(big))
+    return reshape(y, tuple(r * d for r, d in zip(reps, shape, strict=True)))
+
+
+def repeat(x: Array, repeats: Any, /, *, axis: int | None = None) -> Array:
+    """Repeat each element ``repeats`` times along ``axis`` (flattened when None)."""
+    _check_array(x, "repeat")
+    if axis is None:
+        x = reshape(x, (-1,))
+        axis = 0
+    ax = normalize_axis(axis, x.ndim, "repeat axis")
+    if isinstance(repeats, Array) or isinstance(repeats, (list, tuple)):
+        reps = repeats.tolist() if isinstance(repeats, Array) else list(repeats)
+        if isinstance(reps, int):
+            reps = [reps]
+        if len(reps) == 1:
+            reps = reps * x.shape[ax]
+        if len(reps) != x.shape[ax]:
+            raise ValueError(f"repeat: {len(reps)} repeats for an axis of length {x.shape[ax]}")
+        idx = [j for j, r in enumerate(reps) for _ in range(int(r))]
+        from .array import asarray
+        from .promotion import index_dtype
+
+        return take(x, asarray(idx, dtype=index_dtype(x.device), device=x.device), axis=ax)
+    r = int(repeats)
+    if r < 0:
+        raise ValueError(f"repeat: repeats must be >= 0, got {r}")
+    if x.device.is_cpu:
+        return Array._from_numpy(x.device, _np().repeat(x._np(), r, axis=ax))
+    shape = list(x.shape)
+    y = reshape(x, tuple(shape[: ax + 1] + [1] + shape[ax + 1:]))
+    y = broadcast_to(y, tuple(shape[: ax + 1] + [r] + shape[ax + 1:]))
+    shape[ax] *= r
+    return reshape(y, tuple(shape))
+
+
+def take(x: Array, indices: Any, /, *, axis: int | None = None) -> Array:
+    """Elements of ``x`` at integer ``indices`` along ``axis``."""
+    _check_array(x, "take")
+    if axis is None:
+        if x.ndim != 1:
+            raise ValueError(f"take: axis is required for a {x.ndim}-d array (shape {x.shape})")
+        axis = 0
+    ax = normalize_axis(axis, x.ndim, "take axis")
+    if isinstance(indices, Array) and indices.dtype.kind not in "iu":
+        raise TypeError(f"take: indices must be an integer array, got {indices.dtype.name}")
+    return x[(slice(None),) * ax + (indices,)]
+
+
+def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
+    """``x`` picked along ``axis`` by ``indices`` of the same rank (e.g. from argsort)."""
+    _check_array(x, "take_along_axis")
+    _check_array(indices, "take_along_axis")
+    if indices.ndim != x.ndim:
+        raise ValueError(f"take_along_axis: indices must have x's rank {x.ndim}, got shape {indices.shape}")
+    ax = normalize_axis(axis, x.ndim, "take_along_axis axis")
+    if x.device.is_cpu:
+        return Array._from_numpy(x.device, _np().take_along_axis(x._np(), indices._np(), axis=ax))
+    from .creation import arange
+
+    key = []
+    for d in range(x.ndim):
+        if d == ax:
+            key.append(indices)
+        else:
+            shp = [1] * x.ndim
+            shp[d] = x.shape[d]
+            key.append(reshape(arange(x.shape[d], dtype=indices.dtype, device=x.device), tuple(shp)))
+    return x[tuple(key)]

@@ -1,0 +1,329 @@
+// Float helpers for elementwise ops (compute type T = f32; float16 data computes in f32,
+// as NumPy's float16 loops do). They give NumPy's results for NaN, inf, signed zeros and
+// domain errors where WGSL leaves builtins indeterminate (log(-1), pow(-2, 3), x / 0,
+// atan2(0, 0), max(x, NaN), tanh(100), ...). NaN and inf come from private variables so
+// that no constant expression evaluates to them (a shader-creation error in WGSL).
+
+var<private> F_NAN_BITS: u32 = 0x7fc00000u;
+var<private> F_INF_BITS: u32 = 0x7f800000u;
+
+fn f_nan() -> T { return bitcast<T>(F_NAN_BITS); }
+fn f_inf() -> T { return bitcast<T>(F_INF_BITS); }
+fn f_isnan(x: T) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+fn f_isinf(x: T) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
+fn f_isfinite(x: T) -> bool { return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u; }
+fn f_signbit(x: T) -> bool { return (bitcast<u32>(x) & 0x80000000u) != 0u; }
+// NaN-aware equality: Vulkan compilers may fold `x != y` to an ordered compare.
+fn f_ne(x: T, y: T) -> bool { return !(x == y); }
+fn f_truthy(x: T) -> bool { return !(x == 0.0); }
+
+fn f_copysign(x: T, y: T) -> T {
+    return bitcast<T>((bitcast<u32>(x) & 0x7fffffffu) | (bitcast<u32>(y) & 0x80000000u));
+}
+
+fn f_sign(x: T) -> T {
+    if (f_isnan(x)) { return x; }
+    if (x > 0.0) { return 1.0; }
+    if (x < 0.0) { return -1.0; }
+    return x;
+}
+
+fn f_maximum(x: T, y: T) -> T {
+    if (f_isnan(x) || f_isnan(y)) { return f_nan(); }
+    return max(x, y);
+}
+
+fn f_minimum(x: T, y: T) -> T {
+    if (f_isnan(x) || f_isnan(y)) { return f_nan(); }
+    return min(x, y);
+}
+
+fn f_clip(x: T, lo: T, hi: T) -> T {
+    return f_minimum(f_maximum(x, lo), hi);
+}
+
+fn f_divide(x: T, y: T) -> T {
+    if (y == 0.0) {
+        if (x == 0.0 || f_isnan(x)) { return f_nan(); }
+        let s = (bitcast<u32>(x) ^ bitcast<u32>(y)) & 0x80000000u;
+        return bitcast<T>(F_INF_BITS | s);
+    }
+    if (f_isinf(y)) {
+        if (!f_isfinite(x)) { return f_nan(); }
+        return f_copysign(0.0, bitcast<T>((bitcast<u32>(x) ^ bitcast<u32>(y)) & 0x80000000u));
+    }
+    return x / y;
+}
+
+fn f_sqrt(x: T) -> T {
+    if (x < 0.0) { return f_nan(); }
+    return sqrt(x);
+}
+
+fn f_log(x: T) -> T {
+    if (f_isnan(x) || x < 0.0) { return f_nan(); }
+    if (x == 0.0) { return -f_inf(); }
+    if (f_isinf(x)) { return x; }
+    return log(x);
+}
+
+fn f_log2(x: T) -> T {
+    if (f_isnan(x) || x < 0.0) { return f_nan(); }
+    if (x == 0.0) { return -f_inf(); }
+    if (f_isinf(x)) { return x; }
+    return log2(x);
+}
+
+fn f_log10(x: T) -> T {
+    return f_log2(x) * 0.30102999566398120;
+}
+
+fn f_log1p(x: T) -> T {
+    if (f_isnan(x) || x < -1.0) { return f_nan(); }
+    if (x == -1.0) { return -f_inf(); }
+    if (f_isinf(x)) { return x; }
+    let u = 1.0 + x;
+    if (u == 1.0) { return x; }
+    return log(u) * (x / (u - 1.0));
+}
+
+fn f_exp(x: T) -> T {
+    if (f_isnan(x)) { return x; }
+    if (x > 88.72284) { return f_inf(); }
+    if (x < -103.97208) { return 0.0; }
+    return exp(x);
+}
+
+fn f_expm1(x: T) -> T {
+    if (f_isnan(x)) { return x; }
+    let a = abs(x);
+    if (a < 0.5) {
+        // Taylor series: |x|^11 / 11! < 2e-11 relative
+        var s = 1.0 + x / 10.0;
+        s = 1.0 + x / 9.0 * s;
+        s = 1.0 + x / 8.0 * s;
+        s = 1.0 + x / 7.0 * s;
+        s = 1.0 + x / 6.0 * s;
+        s = 1.0 + x / 5.0 * s;
+        s = 1.0 + x / 4.0 * s;
+        s = 1.0 + x / 3.0 * s;
+        s = 1.0 + x / 2.0 * s;
+        return x * s;
+    }
+    return f_exp(x) - 1.0;
+}
+
+fn f_pow(x: T, y: T) -> T {
+    if (y == 0.0 || x == 1.0) { return 1.0; }
+    if (f_isnan(x) || f_isnan(y)) { return f_nan(); }
+    let ax = abs(x);
+    if (f_isinf(y)) {
+        if (ax == 1.0) { return 1.0; }
+        if ((ax > 1.0) == (y > 0.0)) { return f_inf(); }
+        return 0.0;
+    }
+    let y_int = floor(y) == y;
+    let y_odd = y_int && abs(y) < 16777216.0 && (i32(abs(y)) & 1) == 1;
+    if (x < 0.0 && !y_int && !f_isinf(x)) { return f_nan(); }
+    var r: T;
+    if (x == 0.0) {
+        r = select(0.0, f_inf(), y < 0.0);
+    } else if (f_isinf(x)) {
+        r = select(f_inf(), 0.0, y < 0.0);
+    } else {
+        r = exp2(y * log2(ax));
+        if (f_isnan(r)) { r = select(0.0, f_inf(), (ax > 1.0) == (y > 0.0)); }
+    }
+    if (y_odd && f_signbit(x)) { r = -r; }
+    return r;
+}
+
+// fmod with NumPy's divmod conventions (npy_divmod): floor quotient and Python remainder.
+fn f_divmod_parts(a: T, b: T) -> vec2<T> {
+    let m = a % b;
+    if (b == 0.0) { return vec2<T>(a / b, m); }
+    var mod_ = m;
+    var div = (a - m) / b;
+    if (mod_ != 0.0) {
+        if ((b < 0.0) != (mod_ < 0.0)) {
+            mod_ = mod_ + b;
+            div = div - 1.0;
+        }
+    } else {
+        mod_ = f_copysign(0.0, b);
+    }
+    var fd: T;
+    if (div != 0.0) {
+        fd = floor(div);
+        if (div - fd > 0.5) { fd = fd + 1.0; }
+    } else {
+        fd = f_copysign(0.0, f_divide(a, b));
+    }
+    return vec2<T>(fd, mod_);
+}
+
+fn f_floor_divide(a: T, b: T) -> T {
+    if (f_isnan(a) || f_isnan(b)) { return f_nan(); }
+    if (b == 0.0) { return f_divide(a, b); }
+    if (f_isinf(a)) { return f_nan(); }
+    if (f_isinf(b)) {
+        if (a == 0.0 || (a < 0.0) == (b < 0.0)) { return f_copysign(0.0, f_divide(a, b)); }
+        return -1.0;
+    }
+    return f_divmod_parts(a, b).x;
+}
+
+fn f_remainder(a: T, b: T) -> T {
+    if (f_isnan(a) || f_isnan(b) || f_isinf(a) || b == 0.0) { return f_nan(); }
+    if (f_isinf(b)) {
+        if (a == 0.0 || (a < 0.0) == (b < 0.0)) { return a; }
+        return b;
+    }
+    return f_divmod_parts(a, b).y;
+}
+
+fn f_hypot(x: T, y: T) -> T {
+    let a = abs(x);
+    let b = abs(y);
+    if (f_isinf(a) || f_isinf(b)) { return f_inf(); }
+    if (f_isnan(a) || f_isnan(b)) { return f_nan(); }
+    let m = max(a, b);
+    if (m == 0.0) { return 0.0; }
+    let r = min(a, b) / m;
+    return m * sqrt(1.0 + r * r);
+}
+
+fn f_logaddexp(x: T, y: T) -> T {
+    if (f_isnan(x) || f_isnan(y)) { return f_nan(); }
+    if (x == y) { return x + 0.69314718055994531; }
+    let m = max(x, y);
+    if (f_isinf(m)) { return m; }
+    return m + f_log1p(f_exp(-abs(x - y)));
+}
+
+fn f_sin(x: T) -> T {
+    if (!f_isfinite(x)) { return f_nan(); }
+    return sin(x);
+}
+
+fn f_cos(x: T) -> T {
+    if (!f_isfinite(x)) { return f_nan(); }
+    return cos(x);
+}
+
+fn f_tan(x: T) -> T {
+    if (!f_isfinite(x)) { return f_nan(); }
+    return tan(x);
+}
+
+// asin / acos through atan2 (more accurate than llvmpipe's asin: 2e-4 absolute at 0.5).
+fn f_asin(x: T) -> T {
+    if (f_isnan(x) || abs(x) > 1.0) { return f_nan(); }
+    return f_atan2(x, sqrt((1.0 - x) * (1.0 + x)));
+}
+
+fn f_acos(x: T) -> T {
+    if (f_isnan(x) || abs(x) > 1.0) { return f_nan(); }
+    return f_atan2(sqrt((1.0 - x) * (1.0 + x)), x);
+}
+
+fn f_atan(x: T) -> T {
+    if (f_isnan(x)) { return x; }
+    if (f_isinf(x)) { return f_copysign(1.5707963267948966, x); }
+    return atan(x);
+}
+
+fn f_atan2(y: T, x: T) -> T {
+    if (f_isnan(x) || f_isnan(y)) { return f_nan(); }
+    let pi = 3.14159265358979323846;
+    if (y == 0.0) {
+        if (f_signbit(x)) { return f_copysign(pi, y); }
+        return y;
+    }
+    if (f_isinf(x)) {
+        if (f_isinf(y)) { return f_copysign(select(0.78539816339744831, 2.35619449019234492, x < 0.0), y); }
+        return f_copysign(select(0.0, pi, x < 0.0), y);
+    }
+    if (f_isinf(y) || x == 0.0) { return f_copysign(1.5707963267948966, y); }
+    return atan2(y, x);
+}
+
+fn f_sinh(x: T) -> T {
+    if (!f_isfinite(x)) { return x; }
+    let a = abs(x);
+    if (a < 0.5) {
+        let x2 = x * x;
+        return x * (1.0 + x2 / 6.0 * (1.0 + x2 / 20.0 * (1.0 + x2 / 42.0 * (1.0 + x2 / 72.0))));
+    }
+    if (a > 20.0) { return f_copysign(f_exp(a - 0.69314718055994531), x); }
+    let e = exp(a);
+    return f_copysign(0.5 * (e - 1.0 / e), x);
+}
+
+fn f_cosh(x: T) -> T {
+    if (f_isnan(x)) { return x; }
+    let a = abs(x);
+    if (a > 20.0) { return f_exp(a - 0.69314718055994531); }
+    let e = exp(a);
+    return 0.5 * (e + 1.0 / e);
+}
+
+fn f_tanh(x: T) -> T {
+    if (f_isnan(x)) { return x; }
+    let a = abs(x);
+    if (a > 9.5) { return f_copysign(1.0, x); }
+    let e = f_expm1(2.0 * a);
+    return f_copysign(e / (e + 2.0), x);
+}
+
+fn f_asinh(x: T) -> T {
+    if (!f_isfinite(x)) { return x; }
+    let a = abs(x);
+    var r: T;
+    if (a > 1.0e15) {
+        r = log(a) + 0.69314718055994531;
+    } else {
+        r = f_log1p(a + a * a / (1.0 + sqrt(1.0 + a * a)));
+    }
+    return f_copysign(r, x);
+}
+
+fn f_acosh(x: T) -> T {
+    if (f_isnan(x) || x < 1.0) { return f_nan(); }
+    if (f_isinf(x)) { return x; }
+    if (x > 1.0e15) { return log(x) + 0.69314718055994531; }
+    let t = x - 1.0;
+    return f_log1p(t + sqrt(2.0 * t + t * t));
+}
+
+fn f_atanh(x: T) -> T {
+    let a = abs(x);
+    if (f_isnan(x) || a > 1.0) { return f_nan(); }
+    if (a == 1.0) { return f_copysign(f_inf(), x); }
+    return f_copysign(0.5 * f_log1p(2.0 * a / (1.0 - a)), x);
+}
+
+fn f_round(x: T) -> T {
+    if (!f_isfinite(x)) { return x; }
+    return round(x);
+}
+
+fn f_nextafter(x: T, y: T) -> T {
+    if (f_isnan(x) || f_isnan(y)) { return f_nan(); }
+    if (x == y) { return y; }
+    if (x == 0.0) { return bitcast<T>((bitcast<u32>(y) & 0x80000000u) | 1u); }
+    let b = bitcast<u32>(x);
+    if ((x < y) == (x > 0.0)) { return bitcast<T>(b + 1u); }
+    return bitcast<T>(b - 1u);
+}
+
+// nextafter in float16 steps for float16 data (computed in f32; pack2x16float gives the
+// f16 bits without the f16 extension).
+fn f_nextafter16(x: T, y: T) -> T {
+    if (f_isnan(x) || f_isnan(y)) { return f_nan(); }
+    if (x == y) { return y; }
+    if (x == 0.0) { return unpack2x16float(((bitcast<u32>(y) >> 16u) & 0x8000u) | 1u).x; }
+    let b = pack2x16float(vec2<f32>(x, 0.0)) & 0xffffu;
+    if ((x < y) == (x > 0.0)) { return unpack2x16float(b + 1u).x; }
+    return unpack2x16float(b - 1u).x;
+}

@@ -1,0 +1,547 @@
+"""Launchers for the performance-critical WGSL kernel families (GPU devices only).
+
+The Array layer calls these with C-contiguous :class:`~pyaccel.device.Buffer` s whose
+elements are in the device storage type of a pyaccel ``DType`` (``dt.wgsl``: f32, f16,
+i32, u32; bool is u32 0/1). Every function only *records* dispatches on the device's
+open encoder (no sync) and returns a fresh buffer from ``device.malloc``; temporaries
+are freed right after recording (the pool keeps them alive for queued work).
+
+Families (one ``.wgsl`` each, specialised by ``alias`` prefixes and ``override``
+constants; entry points bind explicit binding numbers, see :func:`_dispatch`):
+
+* ``reduce.wgsl`` / ``argreduce.wgsl`` — :func:`reduce_axis`, :func:`mean_axis`,
+  :func:`var_axis`: x viewed as (outer, n, inner) reduced over n. ``inner == 1``:
+  one workgroup per (row, chunk), vec4 loads and a tree reduction in workgroup memory
+  (``rows``); on software devices one thread per contiguous run instead (``seg``, no
+  barriers). ``inner > 1`` or short rows: one thread per output column (``cols``; four
+  columns and vec4 loads when ``inner % 4 == 0``: ``cols4``). Long axes are split in
+  chunks and the partials (kept in the accumulator type) reduced again until one is left.
+* ``scan.wgsl`` — :func:`cumsum_axis`: per-tile workgroup scan (tile totals from a
+  reduce pass, scanned recursively, added as offsets); per-column sequential scans for
+  ``inner > 1`` and on software devices.
+* ``matmul.wgsl`` — :func:`matmul`: 64x64 output tiles, 16-wide K slices in workgroup
+  memory, 8x8 outputs per thread in registers; :func:`matmul_naive`.
+* ``softmax.wgsl`` — :func:`softmax_rows`, :func:`logsumexp_rows`: one workgroup per
+  row, online (max, sum) pairs merged by a tree reduction.
+* ``sort.wgsl`` — :func:`sort_axis`: bitonic network over (key, index) pairs.
+
+Semantics the caller relies on:
+
+* integer sums, products, cumulative sums and matmuls wrap modulo 2**32 in the storage
+  type (i32 / u32); narrow integer dtypes (int8 ...) stored widened are *not* wrapped
+  here — wrap the result to the narrow type as for any other op;
+* f16 data is accumulated in f32 (sums, products, scans, matmul, softmax, variance);
+* min / max / argmin / argmax: NaN wins and the first NaN's index is returned (NumPy);
+  ties in argmin / argmax return the first occurrence;
+* ``n == 0``: sum / prod / any / all / cumsum give the identity (0, 1, False, True) or an
+  empty result; min / max / argmin / argmax raise ``ValueError`` (no identity in the
+  Array API); :func:`var_axis` and :func:`mean_axis` give NaN;
+* sizes are limited by one storage binding (``device.limits.max_storage_binding_size``)
+  per buffer; every index fits in u32.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from ..capabilities import Capability
+from ..device import Buffer, Device
+from ..dtypes import DType, bool_, float32, int32
+from ..errors import UnsupportedDTypeError
+from .launch import grid_1d, pack, specialize, wgsl_source
+
+WG = 256
+_INF_BITS = 0x7F800000
+_NINF_BITS = 0xFF800000
+_SRC: dict[tuple, str] = {}
+
+REDUCE_OPS = ("sum", "prod", "min", "max", "any", "all", "argmin", "argmax")
+_OPCODE = {"sum": 0, "prod": 1, "min": 2, "max": 3, "any": 4, "all": 5, "sumsq_dev": 6}
+
+# reduction plan: rows mode for contiguous rows longer than this
+_ROW_MIN = 64
+_ROW_SINGLE = 8192  # a row this short is reduced by one workgroup
+_ROW_CHUNK_MIN = 2048  # smallest chunk when a row is split over workgroups
+_TARGET_GROUPS = 2048  # rows mode: split long rows until about this many workgroups
+_TARGET_THREADS = 65536  # cols mode: split n until about this many threads
+_SEG_THREADS = 4096  # seg mode (software devices): split rows until about this many threads
+_COL_CHUNK_MIN = 64
+_SCAN_ITEMS = 4
+_SCAN_TILE = WG * _SCAN_ITEMS
+
+
+# ---------------------------------------------------------------------------
+# plumbing
+# ---------------------------------------------------------------------------
+def _source(family: str, **aliases: str) -> str:
+    key = (family, tuple(sorted(aliases.items())))
+    src = _SRC.get(key)
+    if src is None:
+        src = specialize(wgsl_source(family), **aliases)
+        _SRC[key] = src
+    return src
+
+
+def _dispatch(device: Device, family: str, aliases: dict[str, str], entry: str,
+              bindings: Sequence[tuple[int, Buffer]], params: bytes, params_binding: int,
+              workgroups: tuple[int, int, int], constants: dict[str, float] | None = None) -> None:
+    """Record one dispatch binding buffers at explicit binding numbers (entry points of a
+    family use different subsets of its bindings, so they are not always 0..k-1)."""
+    impl = device.impl
+    src = _source(family, **aliases)
+    pipe = impl.pipeline(src, entry, constants, f"{family}.{entry}")
+    entries = []
+    for b, buf in bindings:
+        h = buf.handle
+        # 16-byte multiple (vec4 views of a buffer), within the pooled allocation
+        entries.append((b, h, 0, min(max(16, (buf.nbytes + 15) & ~15), h.size)))
+    entries.append((params_binding, impl.uniform(params), 0, len(params)))
+    with device._lock:
+        impl.dispatch(pipe, entries, workgroups)
+
+
+def _groups(device: Device, count: int) -> tuple[int, int, int]:
+    """Workgroup grid for ``count`` workgroups (spread over y past 65535)."""
+    return grid_1d(device, count, 1)
+
+
+def _threads(device: Device, count: int, wg: int = WG) -> tuple[int, int, int]:
+    """Workgroup grid for ``count`` threads in groups of ``wg``."""
+    return grid_1d(device, count, wg)
+
+
+def _check_gpu(device: Device, what: str) -> None:
+    if device.is_cpu:
+        raise ValueError(f"{what}: {device.uri} is the NumPy cpu device; these kernels need a GPU "
+                         "device (use NumPy directly on cpu)")
+
+
+def _wgsl(device: Device, dt: DType, what: str) -> str:
+    t = dt.wgsl
+    if t is None:
+        raise UnsupportedDTypeError(
+            f"{what}: dtype {dt.name} has no WebGPU storage type; use float32/int32/uint32 "
+            "or the cpu device")
+    if t == "f16" and Capability.F16 not in device.capabilities:
+        raise UnsupportedDTypeError(
+            f"{what}: float16 needs the shader-f16 feature, which {device.uri} lacks; use float32")
+    return t
+
+
+def _size(t: str) -> int:
+    return 2 if t == "f16" else 4
+
+
+def _dims(what: str, **dims: int) -> None:
+    for k, v in dims.items():
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError(f"{what}: {k} must be an int >= 0, got {v!r}")
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _ident_bits(t: str, want_max: bool) -> int:
+    """Bits of the identity of min (want_max=False) or max in WGSL type ``t``."""
+    if t == "f32":
+        return _NINF_BITS if want_max else _INF_BITS
+    if t == "i32":
+        return 0x80000000 if want_max else 0x7FFFFFFF
+    return 0 if want_max else 0xFFFFFFFF
+
+
+# ---------------------------------------------------------------------------
+# reductions
+# ---------------------------------------------------------------------------
+LAYOUT = "auto"
+"""Kernel layout policy: ``"auto"`` (software devices get the barrier-free layouts),
+``"gpu"`` or ``"software"`` to force one everywhere (tests use this to run both kinds of
+kernel on whatever device is present; also a tuning knob)."""
+
+
+def _software(device: Device) -> bool:
+    if LAYOUT == "auto":
+        return Capability.SOFTWARE in device.capabilities
+    if LAYOUT not in ("gpu", "software"):
+        raise ValueError(f"gpu_kernels.LAYOUT must be 'auto', 'gpu' or 'software', got {LAYOUT!r}")
+    return LAYOUT == "software"
+
+
+def _rows_wg(n: int) -> int:
+    """Workgroup size of the one-workgroup-per-row kernels: 256 threads for long rows,
+    64 for short ones (fewer idle threads, a shallower tree)."""
+    return WG if n > 2048 else 64
+
+
+def _plan(device: Device, outer: int, n: int, inner: int) -> tuple[str, int, int]:
+    """(mode, nchunks, chunk) of one reduction pass over (outer, n, inner)."""
+    if inner == 1 and n > _ROW_MIN:
+        if _software(device):
+            # Software rasterisers (lavapipe, llvmpipe, SwiftShader) run a workgroup on one
+            # CPU thread with 8-wide SIMD, where barriers are costly: one thread per
+            # contiguous run of >= 1024 elements, no barriers.
+            nchunks = max(1, min(_cdiv(_SEG_THREADS, outer), _cdiv(n, 1024)))
+            chunk = _cdiv(n, nchunks)
+            return "seg", _cdiv(n, chunk), chunk
+        if n <= _ROW_SINGLE:
+            nchunks = 1
+        else:
+            nchunks = min(_cdiv(n, _ROW_CHUNK_MIN), max(1, _cdiv(_TARGET_GROUPS, outer)))
+        chunk = _cdiv(n, nchunks)
+        return "rows", _cdiv(n, chunk), chunk
+    if n == 0:
+        return "cols", 1, 0
+    lanes = outer * (inner // 4 if inner % 4 == 0 else inner)
+    nchunks = min(_cdiv(n, _COL_CHUNK_MIN), max(1, _cdiv(_TARGET_THREADS, max(1, lanes))))
+    chunk = _cdiv(n, nchunks)
+    return ("cols4" if inner % 4 == 0 else "cols"), _cdiv(n, chunk), chunk
+
+
+def _reduce_pass(device: Device, x: Buffer, T: str, A: str, R: str, outer: int, n: int,
+                 inner: int, mode: str, nchunks: int, chunk: int, code: int,
+                 scale: float = 1.0, aux: Buffer | None = None, id_min: int = 0,
+                 id_max: int = 0) -> Buffer:
+    """One pass: (outer, n, inner) -> (outer, nchunks, inner) in type R."""
+    count = outer * nchunks * inner
+    out = device.malloc(count * _size(R))
+    if count == 0:
+        return out
+    consts = {"OP": code, "A_FLOAT": 1.0 if A == "f32" else 0.0}
+    aux = aux if aux is not None else x
+    if mode == "rows":
+        total = outer * nchunks
+        consts["WG"] = _rows_wg(n)
+        grid = _groups(device, total)
+        bindings = [(0, x), (1, aux), (2, out), (4, x)]
+    elif mode == "seg":
+        total = outer * nchunks
+        grid = _threads(device, total)
+        bindings = [(0, x), (1, aux), (2, out), (4, x)]
+    elif mode == "cols4":
+        total = count // 4
+        grid = _threads(device, total)
+        bindings = [(1, aux), (2, out), (4, x)]
+    else:
+        total = count
+        grid = _threads(device, total)
+        bindings = [(0, x), (1, aux), (2, out)]
+    params = pack("6If5I", outer, n, inner, chunk, nchunks, total, scale, id_min, id_max, 0, 0, 0)
+    _dispatch(device, "reduce", {"T": T, "A": A, "R": R}, mode, bindings, params, 3, grid, consts)
+    return out
+
+
+def _reduce(device: Device, x: Buffer, T: str, A: str, R: str, outer: int, n: int, inner: int,
+            code: int, scale: float = 1.0, aux: Buffer | None = None) -> Buffer:
+    """Multi-pass reduction of (outer, n, inner) over n -> (outer, inner) in type R."""
+    id_min = _ident_bits(A, False) if code != 5 else 1
+    id_max = _ident_bits(A, True)
+    cur, cur_t, owned = x, T, False
+    while True:
+        mode, nchunks, chunk = _plan(device, outer, n, inner)
+        final = nchunks == 1
+        out = _reduce_pass(device, cur, cur_t, A, R if final else A, outer, n, inner, mode,
+                           nchunks, chunk, code, scale if final else 1.0, aux, id_min, id_max)
+        if owned:
+            cur.free()
+        if final:
+            return out
+        if code == 6:
+            code, aux = 0, None  # later passes add up the partial sums of squares
+        cur, cur_t, owned, n = out, A, True, nchunks
+
+
+def _argreduce(device: Device, x: Buffer, T: str, outer: int, n: int, inner: int,
+               is_max: bool) -> Buffer:
+    A = "f32" if T == "f16" else T
+    consts: dict[str, float] = {"IS_MAX": float(is_max), "A_FLOAT": float(A == "f32")}
+    id_bits = _ident_bits(A, is_max)
+    cur, cur_idx, cur_t = x, x, T
+    has_idx = False
+    while True:
+        mode, nchunks, chunk = _plan(device, outer, n, inner)
+        mode = "rows" if mode == "rows" else "cols"
+        count = outer * nchunks * inner
+        vals = device.malloc(count * _size(A))
+        idx = device.malloc(count * 4)
+        if count:
+            total = outer * nchunks if mode == "rows" else count
+            params = pack("8I", outer, n, inner, chunk, nchunks, total, id_bits, 0)
+            grid = _groups(device, total) if mode == "rows" else _threads(device, total)
+            wg = {"WG": _rows_wg(n)} if mode == "rows" else {}
+            _dispatch(device, "argreduce", {"T": cur_t, "A": A}, mode,
+                      [(0, cur), (1, cur_idx), (2, vals), (3, idx)], params, 4, grid,
+                      {**consts, **wg, "HAS_IDX": float(has_idx)})
+        if has_idx:
+            cur.free()
+            cur_idx.free()
+        if nchunks == 1:
+            vals.free()
+            return idx
+        cur, cur_idx, cur_t, has_idx, n = vals, idx, A, True, nchunks
+
+
+def reduce_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: int, op: str,
+                out_dt: DType | None = None) -> Buffer:
+    """Reduce x viewed as (outer, n, inner) over n; returns (outer, inner) elements.
+
+    ``op``: sum, prod, min, max, any, all (u32 0/1 result, bool), argmin, argmax (int32
+    index along n). ``out_dt`` is the result dtype of sum/prod/min/max (default: ``dt``;
+    int32 for a bool sum/prod); float data accumulates in f32, integers wrap.
+    """
+    _check_gpu(device, "reduce_axis")
+    _dims("reduce_axis", outer=outer, n=n, inner=inner)
+    if op not in REDUCE_OPS:
+        raise ValueError(f"reduce_axis: unknown op {op!r}; use one of {', '.join(REDUCE_OPS)}")
+    T = _wgsl(device, dt, f"reduce_axis({op})")
+    if n == 0 and op in ("min", "max", "argmin", "argmax"):
+        raise ValueError(f"reduce_axis: {op} over an empty axis (n=0) has no identity; "
+                         "check the size before reducing")
+    if op in ("argmin", "argmax"):
+        if outer * inner == 0:
+            return device.malloc(0)
+        return _argreduce(device, x, T, outer, n, inner, op == "argmax")
+    if op in ("any", "all"):
+        out_dt = bool_ if out_dt is None else out_dt
+        A = "u32"
+    elif out_dt is None:
+        out_dt = int32 if (dt is bool_ and op in ("sum", "prod")) else dt
+    R = _wgsl(device, out_dt, f"reduce_axis({op})")
+    if op in ("sum", "prod"):
+        A = "f32" if "f" in (dt.kind, out_dt.kind) else R
+    elif op in ("min", "max"):
+        A = "f32" if dt.kind == "f" else T
+    return _reduce(device, x, T, A, R, outer, n, inner, _OPCODE[op])
+
+
+def mean_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: int,
+              out_dt: DType | None = None) -> Buffer:
+    """Arithmetic mean over n of x viewed as (outer, n, inner) (f32 accumulation).
+
+    The result dtype is ``out_dt`` (default: ``dt`` if it is a float type, else float32).
+    """
+    _check_gpu(device, "mean_axis")
+    _dims("mean_axis", outer=outer, n=n, inner=inner)
+    T = _wgsl(device, dt, "mean_axis")
+    out_dt = out_dt or (dt if dt.kind == "f" else float32)
+    R = _wgsl(device, out_dt, "mean_axis")
+    scale = 1.0 / n if n else math.nan
+    return _reduce(device, x, T, "f32", R, outer, n, inner, 0, scale)
+
+
+def var_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: int,
+             correction: float = 0.0, out_dt: DType | None = None) -> Buffer:
+    """Variance over n of x viewed as (outer, n, inner): two passes (the mean, then the sum
+    of squared deviations from it, divided by ``n - correction``), in f32.
+
+    The result dtype is ``out_dt`` (default: ``dt`` if it is a float type, else float32).
+    ``n - correction <= 0`` divides by zero like NumPy (inf, or NaN for 0/0); ``n == 0``
+    gives NaN.
+    """
+    _check_gpu(device, "var_axis")
+    _dims("var_axis", outer=outer, n=n, inner=inner)
+    T = _wgsl(device, dt, "var_axis")
+    out_dt = out_dt or (dt if dt.kind == "f" else float32)
+    R = _wgsl(device, out_dt, "var_axis")
+    mean = _reduce(device, x, T, "f32", "f32", outer, n, inner, 0, 1.0 / n if n else math.nan)
+    d = n - float(correction)
+    scale = 1.0 / d if d > 0 else math.inf
+    out = _reduce(device, x, T, "f32", R, outer, n, inner, _OPCODE["sumsq_dev"], scale, aux=mean)
+    mean.free()
+    return out
+
+
+# ---------------------------------------------------------------------------
+# cumulative sum
+# ---------------------------------------------------------------------------
+def _scan_into(device: Device, x: Buffer, T: str, A: str, R: str, outer: int, n: int,
+               inner: int, inc: int, out: Buffer) -> None:
+    """Record the inclusive scan of (outer, n, inner) along n into out (outer, n+inc, inner)."""
+    m = n + inc
+    if inner == 1 and n > _ROW_MIN and not _software(device):
+        mode, chunk = "rows", _SCAN_TILE
+        nchunks = _cdiv(n, chunk)
+    elif n == 0:
+        mode, nchunks, chunk = "cols", 1, 0
+    else:
+        mode = "cols"
+        nchunks = min(_cdiv(n, _COL_CHUNK_MIN), max(1, _cdiv(_TARGET_THREADS, outer * inner)))
+        chunk = _cdiv(n, nchunks)
+        nchunks = _cdiv(n, chunk)
+    offs = None
+    if nchunks > 1:
+        rmode = "cols4" if mode == "cols" and inner % 4 == 0 else mode
+        sums = _reduce_pass(device, x, T, A, A, outer, n, inner, rmode, nchunks, chunk, 0)
+        offs = device.malloc(outer * (nchunks + 1) * inner * _size(A))
+        _scan_into(device, sums, A, A, A, outer, nchunks, inner, 1, offs)
+        sums.free()
+    total = outer * nchunks if mode == "rows" else outer * nchunks * inner
+    params = pack("9I12x", outer, n, inner, chunk, nchunks, total, m, inc, int(offs is not None))
+    grid = _groups(device, total) if mode == "rows" else _threads(device, total)
+    _dispatch(device, "scan", {"T": T, "A": A, "R": R}, mode,
+              [(0, x), (1, offs if offs is not None else x), (2, out)], params, 3, grid,
+              {"ITEMS": _SCAN_ITEMS})
+    if offs is not None:
+        offs.free()
+
+
+def cumsum_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: int,
+                include_initial: bool = False, out_dt: DType | None = None) -> Buffer:
+    """Cumulative sum along n of x viewed as (outer, n, inner) (Array API ``cumulative_sum``).
+
+    Returns (outer, n + include_initial, inner) elements of ``out_dt`` (default ``dt``;
+    int32 for bool). Floats accumulate in f32, integers wrap. ``n == 0`` is allowed.
+    """
+    _check_gpu(device, "cumsum_axis")
+    _dims("cumsum_axis", outer=outer, n=n, inner=inner)
+    T = _wgsl(device, dt, "cumsum_axis")
+    out_dt = out_dt or (int32 if dt is bool_ else dt)
+    R = _wgsl(device, out_dt, "cumsum_axis")
+    A = "f32" if "f" in (dt.kind, out_dt.kind) else R
+    inc = int(bool(include_initial))
+    out = device.malloc(outer * (n + inc) * inner * _size(R))
+    if outer * inner * (n + inc) == 0:
+        return out
+    _scan_into(device, x, T, A, R, outer, n, inner, inc, out)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# matmul
+# ---------------------------------------------------------------------------
+def _matmul(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int, K: int, N: int,
+            sa: int, sb: int, entry: str) -> Buffer:
+    _check_gpu(device, "matmul")
+    _dims("matmul", batch=batch, M=M, K=K, N=N, a_batch_stride=sa, b_batch_stride=sb)
+    T = _wgsl(device, dt, "matmul")
+    A = "f32" if T == "f16" else T
+    out = device.malloc(batch * M * N * _size(T))
+    if batch * M * N == 0:
+        return out
+    tiles_m, tiles_n = _cdiv(M, 64), _cdiv(N, 64)
+    if entry == "tiled":
+        total = batch * tiles_m * tiles_n
+        grid = _groups(device, total)
+    else:
+        total = batch * M * N
+        grid = _threads(device, total)
+    params = pack("9I12x", M, K, N, batch, sa, sb, tiles_m, tiles_n, total)
+    _dispatch(device, "matmul", {"T": T, "A": A}, entry, [(0, a), (1, b), (2, out)], params, 3,
+              grid)
+    return out
+
+
+def matmul(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int, K: int, N: int,
+           a_batch_stride: int, b_batch_stride: int) -> Buffer:
+    """Batched ``a @ b``: a (batch, M, K), b (batch, K, N) row-major -> (batch, M, N).
+
+    Matrix i of a starts at element ``i * a_batch_stride`` (0 broadcasts one matrix), of b
+    at ``i * b_batch_stride``. Tiled kernel (64x64 tiles, 4x4 outputs per thread); thin
+    products (M or N below 16) use the one-thread-per-output kernel. f16 accumulates
+    in f32; i32/u32 wrap; ``K == 0`` gives zeros.
+    """
+    entry = "naive" if min(M, N) < 16 else "tiled"
+    return _matmul(device, a, b, dt, batch, M, K, N, a_batch_stride, b_batch_stride, entry)
+
+
+def matmul_naive(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int, K: int,
+                 N: int, a_batch_stride: int, b_batch_stride: int) -> Buffer:
+    """Same contract as :func:`matmul`, one thread per output element (benchmark baseline)."""
+    return _matmul(device, a, b, dt, batch, M, K, N, a_batch_stride, b_batch_stride, "naive")
+
+
+# ---------------------------------------------------------------------------
+# softmax / logsumexp
+# ---------------------------------------------------------------------------
+def _rowwise(device: Device, x: Buffer, dt: DType, rows: int, n: int, entry: str) -> Buffer:
+    _check_gpu(device, entry)
+    _dims(entry, rows=rows, n=n)
+    T = _wgsl(device, dt, entry)
+    if dt.kind != "f":
+        raise UnsupportedDTypeError(f"{entry}: needs a float dtype, got {dt.name}; "
+                                    "convert with astype(float32) first")
+    count = rows * n if entry == "softmax" else rows
+    out = device.malloc(count * _size(T))
+    if count == 0:
+        return out
+    wg = 8 if _software(device) else (64 if n <= 256 else WG)
+    params = pack("3If", rows, n, rows, -math.inf)
+    _dispatch(device, "softmax", {"T": T}, entry, [(0, x), (1, out)], params, 2,
+              _groups(device, rows), {"WG": wg})
+    return out
+
+
+def softmax_rows(device: Device, x: Buffer, dt: DType, rows: int, n: int) -> Buffer:
+    """Softmax of each row of x (rows, n): exp(x - max) / sum(exp(x - max)), f32 math."""
+    return _rowwise(device, x, dt, rows, n, "softmax")
+
+
+def logsumexp_rows(device: Device, x: Buffer, dt: DType, rows: int, n: int) -> Buffer:
+    """log(sum(exp(x))) of each row of x (rows, n), max-shifted; returns (rows,) elements.
+
+    An empty or all -inf row gives -inf; a row with +inf (and no NaN) gives +inf.
+    """
+    return _rowwise(device, x, dt, rows, n, "logsumexp")
+
+
+# ---------------------------------------------------------------------------
+# sort
+# ---------------------------------------------------------------------------
+def sort_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, descending: bool = False,
+              stable: bool = True, return_indices: bool = False) -> Buffer:
+    """Sort each row of x (outer, n) along the last axis; values, or int32 indices
+    (``argsort``) with ``return_indices``.
+
+    Always stable (``stable`` is accepted for the Array API signature). NaNs sort last
+    (first when descending: the reverse of the ascending order, ties still in their
+    original order); -0.0 and 0.0 tie. Rows are padded to a power of two (scratch of
+    8 bytes per padded element).
+    """
+    _check_gpu(device, "sort_axis")
+    _dims("sort_axis", outer=outer, n=n)
+    T = _wgsl(device, dt, "sort_axis")
+    out = device.malloc(outer * n * (4 if return_indices else _size(T)))
+    if outer * n == 0:
+        return out
+    length = 1 << (n - 1).bit_length()
+    total = outer * length
+    keys = device.malloc(total * 4)
+    idx = device.malloc(total * 4)
+    kind = 0 if dt.kind == "f" else (1 if T == "i32" else 2)
+    aliases = {"T": T}
+    wg = WG  # (smaller groups did not help on software devices: global steps dominate)
+    consts = {"KIND": kind, "DESCENDING": float(bool(descending)), "WG": wg}
+
+    def params(k: int = 0, j: int = 0, init: int = 0) -> bytes:
+        return pack("8I", outer, n, length, total, k, j, init, 0)
+
+    lb = 4 * wg  # elements per workgroup in the local kernel
+    nblocks = _cdiv(total, lb)
+    _dispatch(device, "sort", aliases, "local", [(0, x), (1, keys), (2, idx)], params(init=1), 5,
+              _groups(device, nblocks), consts)
+    k = 2 * lb
+    while k <= length:
+        j = k // 2
+        while j >= lb:
+            _dispatch(device, "sort", aliases, "global_step", [(1, keys), (2, idx)], params(k, j),
+                      5, _threads(device, total // 2, wg), consts)
+            j //= 2
+        _dispatch(device, "sort", aliases, "local", [(0, x), (1, keys), (2, idx)], params(k), 5,
+                  _groups(device, nblocks), consts)
+        k *= 2
+    if return_indices:
+        _dispatch(device, "sort", aliases, "gather_idx", [(2, idx), (4, out)], params(), 5,
+                  _threads(device, outer * n, wg), consts)
+    else:
+        _dispatch(device, "sort", aliases, "gather_vals", [(0, x), (2, idx), (3, out)], params(),
+                  5, _threads(device, outer * n, wg), consts)
+    keys.free()
+    idx.free()
+    return out
+
+
+__all__ = [
+    "REDUCE_OPS", "cumsum_axis", "logsumexp_rows", "matmul", "matmul_naive", "mean_axis",
+    "reduce_axis", "softmax_rows", "sort_axis", "var_axis",
+]

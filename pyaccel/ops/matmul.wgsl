@@ -1,0 +1,149 @@
+// Batched matrix product: out[b] (M x N) = a[b] (M x K) @ b[b] (K x N), row-major,
+// a[b] starting at b * sa elements, b[b] at b * sb (0: broadcast).
+//
+// Prefix: T = storage type of a, b and out; A = accumulator (f32 for f16; i32/u32 wrap).
+//
+//   tiled : a 64 x 64 output tile per workgroup of 64 threads; K in slices of TK = 16
+//           staged in workgroup memory (as vec4 along M for a, along N for b); each
+//           thread keeps an 8 x 8 block of outputs in registers (16 vec4 accumulators:
+//           rows 4ty..4ty+3 and 32+4ty.., columns 4tx..4tx+3 and 32+4tx.., so adjacent
+//           threads read adjacent vec4s), one k step is 4 vec4 workgroup loads for
+//           64 multiply-adds. Edges (M, N, K not multiples of the tile) load zeros and
+//           skip stores.
+//   naive : one thread per output element (the reference point for benchmarks).
+
+const TM: u32 = 64u;
+const TN: u32 = 64u;
+override TK: u32 = 16u;  // K slice (8, 16 or 32)
+
+struct Params {
+    M: u32,
+    K: u32,
+    N: u32,
+    batch: u32,
+    sa: u32,
+    sb: u32,
+    tiles_m: u32,
+    tiles_n: u32,
+    total: u32,      // workgroups (tiled) or threads (naive) doing work
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+@group(0) @binding(0) var<storage, read> a: array<T>;
+@group(0) @binding(1) var<storage, read> b: array<T>;
+@group(0) @binding(2) var<storage, read_write> out: array<T>;
+@group(0) @binding(3) var<uniform> P: Params;
+
+// As[k * 16 + i] = rows 4i..4i+3 of the a tile at column k; Bs[k * 16 + j] = columns 4j..4j+3.
+var<workgroup> As: array<vec4<A>, TK * 16u>;
+var<workgroup> Bs: array<vec4<A>, TK * 16u>;
+
+@compute @workgroup_size(64)
+fn tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+         @builtin(local_invocation_index) lid: u32) {
+    let g = wid.x + wid.y * nwg.x;
+    if g >= P.total {
+        return;
+    }
+    let tn = g % P.tiles_n;
+    let r = g / P.tiles_n;
+    let tm = r % P.tiles_m;
+    let bz = r / P.tiles_m;
+    let m0 = tm * TM;
+    let n0 = tn * TN;
+    let abase = bz * P.sa;
+    let bbase = bz * P.sb;
+    let tx = lid % 8u;         // output columns n0 + 4 tx .., n0 + 32 + 4 tx ..
+    let ty = lid / 8u;         // output rows m0 + 4 ty .., m0 + 32 + 4 ty ..
+    let la_k = lid % TK;       // a tile loads: column la_k, rows la_m + (64 / TK) q
+    let la_m = lid / TK;
+    let lb_n = lid;            // b tile loads: column lb_n, rows q
+    // acc[2 i + h]: row 4 ty + i (i < 4) or 32 + 4 ty + i - 4, column block h
+    var acc: array<vec4<A>, 16>;
+    for (var k0 = 0u; k0 < P.K; k0 += TK) {
+        let gka = k0 + la_k;
+        for (var q = 0u; q < TK; q += 1u) {
+            let m = la_m + (64u / TK) * q;
+            let gm = m0 + m;
+            var v = A(0);
+            if gm < P.M && gka < P.K {
+                v = A(a[abase + gm * P.K + gka]);
+            }
+            As[la_k * 16u + m / 4u][m % 4u] = v;
+        }
+        let gn = n0 + lb_n;
+        for (var q = 0u; q < TK; q += 1u) {
+            let gk = k0 + q;
+            var v = A(0);
+            if gk < P.K && gn < P.N {
+                v = A(b[bbase + gk * P.N + gn]);
+            }
+            Bs[q * 16u + lb_n / 4u][lb_n % 4u] = v;
+        }
+        workgroupBarrier();
+        for (var k = 0u; k < TK; k += 1u) {
+            let a0 = As[k * 16u + ty];
+            let a1 = As[k * 16u + 8u + ty];
+            let b0 = Bs[k * 16u + tx];
+            let b1 = Bs[k * 16u + 8u + tx];
+            acc[0] += a0.x * b0; acc[1] += a0.x * b1;
+            acc[2] += a0.y * b0; acc[3] += a0.y * b1;
+            acc[4] += a0.z * b0; acc[5] += a0.z * b1;
+            acc[6] += a0.w * b0; acc[7] += a0.w * b1;
+            acc[8] += a1.x * b0; acc[9] += a1.x * b1;
+            acc[10] += a1.y * b0; acc[11] += a1.y * b1;
+            acc[12] += a1.z * b0; acc[13] += a1.z * b1;
+            acc[14] += a1.w * b0; acc[15] += a1.w * b1;
+        }
+        workgroupBarrier();
+    }
+    let obase = bz * P.M * P.N;
+    for (var i = 0u; i < 4u; i += 1u) {
+        store_row(obase, m0 + 4u * ty + i, n0 + 4u * tx, acc[2u * i]);
+        store_row(obase, m0 + 4u * ty + i, n0 + 32u + 4u * tx, acc[2u * i + 1u]);
+        store_row(obase, m0 + 32u + 4u * ty + i, n0 + 4u * tx, acc[8u + 2u * i]);
+        store_row(obase, m0 + 32u + 4u * ty + i, n0 + 32u + 4u * tx, acc[8u + 2u * i + 1u]);
+    }
+}
+
+fn store_row(obase: u32, row: u32, col0: u32, v: vec4<A>) {
+    if row >= P.M {
+        return;
+    }
+    let o = obase + row * P.N + col0;
+    if col0 + 3u < P.N {
+        out[o] = T(v.x);
+        out[o + 1u] = T(v.y);
+        out[o + 2u] = T(v.z);
+        out[o + 3u] = T(v.w);
+        return;
+    }
+    for (var j = 0u; j < 4u; j += 1u) {
+        if col0 + j < P.N {
+            out[o + j] = T(v[j]);
+        }
+    }
+}
+
+@compute @workgroup_size(256)
+fn naive(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = gid.x + gid.y * (nwg.x * 256u);
+    if t >= P.total {
+        return;
+    }
+    let n = t % P.N;
+    let r = t / P.N;
+    let m = r % P.M;
+    let bz = r / P.M;
+    var acc = A(0);
+    var ia = bz * P.sa + m * P.K;
+    var ib = bz * P.sb + n;
+    for (var k = 0u; k < P.K; k += 1u) {
+        acc += A(a[ia]) * A(b[ib]);
+        ia += 1u;
+        ib += P.N;
+    }
+    out[t] = T(acc);
+}

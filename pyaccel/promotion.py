@@ -1,0 +1,329 @@
+"""Data-type rules of the array namespace: which dtypes a device holds, type promotion,
+weak Python scalars, default dtypes, the float64 policy, and the Array API data-type
+functions (``result_type``, ``can_cast``, ``finfo``, ``iinfo``, ``isdtype``).
+
+Device dtypes: ``cpu:0`` holds every dtype (NumPy). WebGPU devices hold bool, int8/16/32,
+uint8/16/32 and float32, plus float16 when ``Capability.F16`` is set. 64-bit dtypes do
+not exist there: asking for one raises :class:`~pyaccel.UnsupportedDTypeError` unless the
+*downcast* policy is on (``pyaccel.set_dtype_policy("downcast")`` or the environment
+variable ``PYACCEL_DTYPE_POLICY=downcast``), which maps float64 -> float32,
+int64 -> int32 and uint64 -> uint32 (values converted like ``astype``).
+
+Promotion follows NumPy 2 (which extends the Array API table to mixed kinds): so
+``cpu:0`` results always have NumPy's dtype. Python scalars are *weak* (NEP 50 / the
+Array API): ``int8_array + 1`` is int8, ``int_array + 1.5`` is the device's default
+float, and an int scalar that does not fit the array's dtype raises OverflowError.
+Default dtypes: float64/int64 on cpu, float32/int32 on WebGPU devices.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from .capabilities import Capability
+from .device import Device
+from .dtypes import (
+    ALL_DTYPES,
+    DType,
+    as_dtype,
+    bool_,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from .errors import UnsupportedDTypeError
+
+POLICY_ENV = "PYACCEL_DTYPE_POLICY"
+POLICIES = ("strict", "downcast")
+_policy: list[str | None] = [None]
+
+_DOWN = {float64: float32, int64: int32, uint64: uint32}
+_GPU_DTYPES = (bool_, int8, int16, int32, uint8, uint16, uint32, float32)
+
+
+def set_dtype_policy(policy: str | None) -> str:
+    """Set how 64-bit dtypes are handled on devices without them; returns the old policy.
+
+    ``"strict"`` (default): float64/int64/uint64 on a WebGPU device raise
+    UnsupportedDTypeError. ``"downcast"``: they become float32/int32/uint32.
+    ``None`` returns to the environment variable ``PYACCEL_DTYPE_POLICY`` (default strict).
+    """
+    try:
+        old = get_dtype_policy()
+    except ValueError:  # a bad environment value: reported by get_dtype_policy
+        old = "strict"
+    if policy is not None and policy not in POLICIES:
+        raise ValueError(f"dtype policy must be one of {POLICIES} (or None), got {policy!r}")
+    _policy[0] = policy
+    return old
+
+
+def get_dtype_policy() -> str:
+    """The active 64-bit dtype policy: ``"strict"`` or ``"downcast"``."""
+    if _policy[0] is not None:
+        return _policy[0]
+    env = os.environ.get(POLICY_ENV, "").strip().lower()
+    if env and env not in POLICIES:
+        raise ValueError(f"{POLICY_ENV}={env!r} is not a dtype policy; use one of {POLICIES}")
+    return env or "strict"
+
+
+def device_dtypes(device: Device) -> tuple[DType, ...]:
+    """Every dtype arrays on ``device`` can have."""
+    if device.is_cpu:
+        return ALL_DTYPES
+    out = list(_GPU_DTYPES)
+    if Capability.F16 in device.capabilities:
+        out.insert(-1, float16)
+    return tuple(out)
+
+
+def supports(device: Device, dtype: DType) -> bool:
+    return device.is_cpu or dtype in device_dtypes(device)
+
+
+def check_dtype(device: Device, dtype: Any, what: str = "") -> DType:
+    """``dtype`` as a DType the device holds (applying the downcast policy) or raise."""
+    d = as_dtype(dtype)
+    if supports(device, d):
+        return d
+    if d in _DOWN and get_dtype_policy() == "downcast":
+        return _DOWN[d]
+    have = ", ".join(x.name for x in device_dtypes(device))
+    where = f"{what}: " if what else ""
+    if d is float16:
+        why = "the device lacks the shader-f16 feature"
+        fix = "use dtype=pyaccel.float32, or a device with Capability.F16"
+    else:
+        why = "WGSL has no 64-bit types"
+        alt = _DOWN.get(d, float32)
+        fix = (f"use dtype=pyaccel.{alt.name} (x.astype(pyaccel.{alt.name})), run on device='cpu', "
+               f"or opt in to automatic conversion with pyaccel.set_dtype_policy('downcast') "
+               f"(or {POLICY_ENV}=downcast)")
+    raise UnsupportedDTypeError(
+        f"{where}dtype {d.name} is not supported on {device.uri} ({why}); "
+        f"{device.uri} supports {have}; {fix}"
+    )
+
+
+def default_float(device: Device) -> DType:
+    return float64 if device.is_cpu else float32
+
+
+def default_int(device: Device) -> DType:
+    return int64 if device.is_cpu else int32
+
+
+def default_uint(device: Device) -> DType:
+    return uint64 if device.is_cpu else uint32
+
+
+def index_dtype(device: Device) -> DType:
+    return int64 if device.is_cpu else int32
+
+
+def default_dtypes(device: Device) -> dict[str, DType]:
+    return {"real floating": default_float(device), "complex floating": None,  # type: ignore[dict-item]
+            "integral": default_int(device), "indexing": index_dtype(device)}
+
+
+# ---------------------------------------------------------------------------
+# promotion
+# ---------------------------------------------------------------------------
+_SIGNED = {8: int8, 16: int16, 32: int32, 64: int64}
+_UNSIGNED = {8: uint8, 16: uint16, 32: uint32, 64: uint64}
+_FLOATS = {16: float16, 32: float32, 64: float64}
+# smallest float bit width that holds every value of an integer width (NumPy's rule)
+_INT_TO_FLOAT_BITS = {8: 16, 16: 32, 32: 64, 64: 64}
+
+
+def promote(a: DType, b: DType) -> DType:
+    """NumPy 2 / Array API promotion of two dtypes."""
+    if a is b:
+        return a
+    if a.kind == "b":
+        return b
+    if b.kind == "b":
+        return a
+    if a.kind == "f" or b.kind == "f":
+        if a.kind == "f" and b.kind == "f":
+            return a if a.bits >= b.bits else b
+        f, i = (a, b) if a.kind == "f" else (b, a)
+        return _FLOATS[max(f.bits, _INT_TO_FLOAT_BITS[i.bits])]
+    if a.kind == b.kind:
+        return a if a.bits >= b.bits else b
+    s, u = (a, b) if a.kind == "i" else (b, a)
+    if s.bits > u.bits:
+        return s
+    if u.bits == 64:
+        return float64
+    return _SIGNED[u.bits * 2]
+
+
+def result_type(*arrays_and_dtypes: Any) -> DType:
+    """Array API ``result_type``: promote dtypes, arrays and (weak) Python scalars."""
+    dts = []
+    scalars = []
+    for x in arrays_and_dtypes:
+        if isinstance(x, (bool, int, float, complex)):
+            scalars.append(x)
+        elif hasattr(x, "dtype") and not isinstance(x, type) and not isinstance(x, DType):
+            dts.append(as_dtype(x.dtype))
+        else:
+            dts.append(as_dtype(x))
+    if not dts:
+        if not scalars:
+            raise ValueError("result_type() needs at least one array or dtype")
+        raise TypeError("result_type() needs at least one array or dtype besides Python scalars")
+    out = dts[0]
+    for d in dts[1:]:
+        out = promote(out, d)
+    for s in scalars:
+        out = scalar_result(out, s, None)
+    return out
+
+
+def scalar_result(dt: DType, value: Any, device: Device | None) -> DType:
+    """Dtype of ``array(dt) <op> value`` for a Python scalar (weak)."""
+    if isinstance(value, bool):
+        return dt
+    if isinstance(value, int):
+        if dt.kind == "b":
+            return int64 if device is None else default_int(device)
+        return dt
+    if isinstance(value, float):
+        if dt.kind in "biu":
+            return float64 if device is None else default_float(device)
+        return dt
+    if isinstance(value, complex):
+        raise TypeError(f"complex scalar {value!r}: pyaccel has no complex dtypes")
+    raise TypeError(f"expected an array or a Python scalar, got {type(value).__name__} {value!r:.40}")
+
+
+def can_cast(from_: Any, to: Any, /) -> bool:
+    """True when ``from_`` promotes to ``to`` without changing kind order (safe cast)."""
+    f = as_dtype(from_.dtype if hasattr(from_, "dtype") and not isinstance(from_, DType) else from_)
+    t = as_dtype(to)
+    if f is t:
+        return True
+    if f.kind == "b":
+        return True
+    if t.kind == "b":
+        return False
+    try:
+        return promote(f, t) is t
+    except KeyError:
+        return False
+
+
+def isdtype(dtype: Any, kind: Any) -> bool:
+    """Array API ``isdtype``: kind is a dtype, a kind name, or a tuple of them."""
+    d = as_dtype(dtype)
+    if isinstance(kind, tuple):
+        return any(isdtype(d, k) for k in kind)
+    if isinstance(kind, str):
+        table = {
+            "bool": d.kind == "b",
+            "signed integer": d.kind == "i",
+            "unsigned integer": d.kind == "u",
+            "integral": d.kind in "iu",
+            "real floating": d.kind == "f",
+            "complex floating": False,
+            "numeric": d.kind in "iuf",
+        }
+        if kind not in table:
+            raise ValueError(f"isdtype: unknown kind {kind!r}; use one of {', '.join(table)}")
+        return table[kind]
+    return d is as_dtype(kind)
+
+
+# ---------------------------------------------------------------------------
+# finfo / iinfo
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class finfo_object:
+    bits: int
+    eps: float
+    max: float
+    min: float
+    smallest_normal: float
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class iinfo_object:
+    bits: int
+    max: int
+    min: int
+    dtype: DType
+
+
+_FINFO = {
+    "float16": (16, 2.0**-10, 65504.0, 2.0**-14),
+    "float32": (32, 2.0**-23, struct.unpack("<f", struct.pack("<I", 0x7F7FFFFF))[0], 2.0**-126),
+    "float64": (64, 2.0**-52, 1.7976931348623157e308, 2.0**-1022),
+}
+
+
+def finfo(type: Any, /) -> finfo_object:  # noqa: A002 - Array API name
+    """Machine limits of a floating-point dtype."""
+    d = as_dtype(type.dtype if hasattr(type, "dtype") and not isinstance(type, DType) else type)
+    if d.kind != "f":
+        raise TypeError(f"finfo: {d.name} is not a floating-point dtype; use iinfo for integers")
+    bits, eps, mx, tiny = _FINFO[d.name]
+    return finfo_object(bits, eps, mx, -mx, tiny, d)
+
+
+def iinfo(type: Any, /) -> iinfo_object:  # noqa: A002 - Array API name
+    """Machine limits of an integer dtype."""
+    d = as_dtype(type.dtype if hasattr(type, "dtype") and not isinstance(type, DType) else type)
+    if d.kind not in "iu":
+        raise TypeError(f"iinfo: {d.name} is not an integer dtype; use finfo for floats")
+    lo, hi = int_range(d)
+    return iinfo_object(d.bits, hi, lo, d)
+
+
+def int_range(d: DType) -> tuple[int, int]:
+    if d.kind == "b":
+        return 0, 1
+    if d.kind == "u":
+        return 0, (1 << d.bits) - 1
+    return -(1 << (d.bits - 1)), (1 << (d.bits - 1)) - 1
+
+
+def check_scalar_fits(value: Any, dt: DType, what: str = "") -> None:
+    """Raise OverflowError when a Python int does not fit an integer dtype."""
+    if isinstance(value, bool) or not isinstance(value, int) or dt.kind not in "iu":
+        return
+    lo, hi = int_range(dt)
+    if not lo <= value <= hi:
+        where = f"{what}: " if what else ""
+        raise OverflowError(
+            f"{where}Python int {value} is out of bounds for {dt.name} (range {lo}..{hi}); "
+            f"convert the array first (x.astype(...)) or use a value in range"
+        )
+
+
+
+
+def common_device(*devices: Device) -> Device:
+    first = devices[0]
+    for d in devices[1:]:
+        if d is not first:
+            raise ValueError(
+                f"arrays are on different devices ({first.uri} and {d.uri}); move one with "
+                f"x.to_device({first.uri!r}) before combining them"
+            )
+    return first
+
