@@ -22,6 +22,25 @@ else
   export ARRAY_API_TESTS_SKIP_DTYPES=float64,int64,uint64,complex64,complex128
 fi
 cd "$AAT_DIR"
+# The suite computes max() over the complex dtypes at import, which fails for a library without
+# complex dtypes; tolerate that in the local checkout (idempotent one-line patch, not committed).
+"$ROOT/.venv/bin/python" - <<'PY'
+import pathlib
+patches = {
+    "array_api_tests/dtype_helpers.py": (
+        "for dt in complex_dtypes], key=lambda x: x[1]\n)[0]",
+        "for dt in complex_dtypes], key=lambda x: x[1], default=(None,)\n)[0]"),
+    "array_api_tests/test_signatures.py": (
+        "cmplx_name = dh.dtype_to_name[dh.widest_complex_dtype]",
+        "cmplx_name = dh.dtype_to_name[dh.widest_complex_dtype] if dh.widest_complex_dtype is not None else 'complex128'"),
+}
+for path, (old, new) in patches.items():
+    p = pathlib.Path(path)
+    s = p.read_text()
+    if old in s and new not in s:
+        p.write_text(s.replace(old, new))
+        print("patched", path)
+PY
 set +e
 "$ROOT/.venv/bin/python" -m pytest array_api_tests/ -p no:cacheprovider -q --tb=line \
   --disable-extension fft linalg --max-examples "${MAX_EXAMPLES:-10}" --disable-deadline \

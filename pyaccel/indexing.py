@@ -138,6 +138,9 @@ def _plan(x: Array, key: Any) -> _Plan:
     d = 0
     basic: list[tuple[int, int, int]] = []  # (position in key walk, size, stride)
     adv_positions: list[int] = []
+    # a 0-d boolean mask adds an axis of length 1 or 0, exactly like a Python bool (reads it back)
+    items = [bool(k) if (isinstance(k, Array) or _host.is_numpy_array(k)) and k.dtype.kind == "b"
+             and k.ndim == 0 else k for k in items]
     has_array = any(isinstance(k, Array) or _is_seq(k) for k in items)
     for pos, k in enumerate(items):
         if k is None:

@@ -50,7 +50,13 @@ class Info:
         return _default_dtypes(as_device(device))
 
     def dtypes(self, *, device: Any = None, kind: Any = None) -> dict[str, DType]:
-        dts = device_dtypes(as_device(device))
+        """The Array API dtypes the device holds. float16 is a pyaccel extension (not an Array API
+        dtype): it is listed only when asked for by name, ``kind=pyaccel.float16``, and exists where
+        ``Capability.F16`` is set."""
+        dts = [d for d in device_dtypes(as_device(device)) if d.name != "float16"]
+        if kind is not None:
+            extra = kind if isinstance(kind, tuple) else (kind,)
+            dts += [d for d in device_dtypes(as_device(device)) if d.name == "float16" and d in extra]
         if kind is None:
             return {d.name: d for d in dts}
         kinds = kind if isinstance(kind, tuple) else (kind,)

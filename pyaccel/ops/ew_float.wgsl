@@ -228,7 +228,7 @@ fn f_acos(x: T) -> T {
 }
 
 fn f_atan(x: T) -> T {
-    if (f_isnan(x)) { return x; }
+    if (f_isnan(x) || x == 0.0) { return x; }  // atan(-0) is -0
     if (f_isinf(x)) { return f_copysign(1.5707963267948966, x); }
     return atan(x);
 }
@@ -302,6 +302,13 @@ fn f_atanh(x: T) -> T {
     if (a == 1.0) { return f_copysign(f_inf(), x); }
     return f_copysign(0.5 * f_log1p(2.0 * a / (1.0 - a)), x);
 }
+
+// Floats of magnitude >= 2^23 are already integers: return them unchanged (lavapipe's ceil /
+// floor / trunc of such values went through a 32-bit integer and came back wrong).
+fn f_is_integral(x: T) -> bool { return !f_isfinite(x) || abs(x) >= 8388608.0; }
+fn f_floor(x: T) -> T { if (f_is_integral(x)) { return x; } return floor(x); }
+fn f_ceil(x: T) -> T { if (f_is_integral(x)) { return x; } return ceil(x); }
+fn f_trunc(x: T) -> T { if (f_is_integral(x)) { return x; } return trunc(x); }
 
 fn f_round(x: T) -> T {
     if (!f_isfinite(x)) { return x; }

@@ -142,9 +142,9 @@ ELEMENTWISE: tuple[OpDef, ...] = (
     _ew("clip", 3, "real", "same", "clip",
         _num("f_clip(x, y, z)", "min(max(x, y), z)", "min(max(x, y), z)")),
     # -- rounding --------------------------------------------------------------
-    _ew("floor", 1, "numeric", "same", "floor", _num("floor(x)", "x", "x")),
-    _ew("ceil", 1, "numeric", "same", "ceil", _num("ceil(x)", "x", "x")),
-    _ew("trunc", 1, "numeric", "same", "trunc", _num("trunc(x)", "x", "x")),
+    _ew("floor", 1, "numeric", "same", "floor", _num("f_floor(x)", "x", "x")),
+    _ew("ceil", 1, "numeric", "same", "ceil", _num("f_ceil(x)", "x", "x")),
+    _ew("trunc", 1, "numeric", "same", "trunc", _num("f_trunc(x)", "x", "x")),
     _ew("round", 1, "numeric", "same", "round", _num("f_round(x)", "x", "x")),
     # -- exponential / logarithmic ---------------------------------------------
     _ew("sqrt", 1, "floating", "float", "sqrt", _f("f_sqrt(x)"), tol="arith", domain="positive"),
