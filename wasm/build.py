@@ -49,7 +49,9 @@ PYODIDE_NPM = ROOT / "node_modules" / "pyodide"
 OUT = ROOT / "web" / "public" / "pyodide"
 
 # Pinned tool versions (pyodide-build 0.39.2 matches pyodide 314.x lock files).
-TOOLS = {"pyodide-build": "0.39.2", "pkginfo": None, "hatchling": None}
+TOOLS = {"pyodide-build": "0.39.2", "pkginfo": "2.0", "hatchling": "1.33.0"}
+# The whole tool venv is pinned by wasm/requirements.lock (pip freeze of it).
+LOCK = ROOT / "wasm" / "requirements.lock"
 
 # Files of the npm package that the browser fetches (pyodide.mjs/.js are also
 # bundled by Vite into the page; the copies here serve plain <script> users).
@@ -157,7 +159,8 @@ def ensure_venv() -> None:
     ]
     if missing:
         log(f"installing into {VENV.relative_to(ROOT)}: {' '.join(missing)}")
-        run([str(venv_python()), "-m", "pip", "install", "--disable-pip-version-check", "-q", *missing])
+        run([str(venv_python()), "-m", "pip", "install", "--disable-pip-version-check", "-q",
+             "-r", str(LOCK), *missing])
         have = installed_versions()
     log(
         f"tool venv {VENV.relative_to(ROOT)} ok: "
