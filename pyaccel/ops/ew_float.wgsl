@@ -25,7 +25,7 @@ fn f_sign(x: T) -> T {
     if (f_isnan(x)) { return x; }
     if (x > 0.0) { return 1.0; }
     if (x < 0.0) { return -1.0; }
-    return x;
+    return abs(x);  // +0 for either zero: sign(-0) is +0 (Array API special case)
 }
 
 fn f_maximum(x: T, y: T) -> T {

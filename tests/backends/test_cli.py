@@ -1,0 +1,81 @@
+"""The command line: ``pyaccel devices | info [URI] | doctor | demo`` (run as ``python -m pyaccel``)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import pyaccel
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    e = {**os.environ, **(env or {})}
+    if env is None or "PYACCEL_DEVICE" not in env:
+        e.pop("PYACCEL_DEVICE", None)
+    return subprocess.run([sys.executable, "-m", "pyaccel", *args], capture_output=True, text=True,
+                          env=e, timeout=180)
+
+
+def test_devices_lists_every_device_and_marks_the_default() -> None:
+    p = run_cli("devices")
+    assert p.returncode == 0, p.stderr
+    for d in pyaccel.devices():
+        assert d.uri in p.stdout
+    default = pyaccel.default_device_uri()
+    assert any(line.startswith(f"* {default} ") for line in p.stdout.splitlines()), p.stdout
+    assert "webgpu" in p.stdout and "not running in a browser (Pyodide)" in p.stdout
+
+
+def test_devices_honours_pyaccel_device() -> None:
+    uri = next(d.uri for d in reversed(pyaccel.devices()))
+    p = run_cli("devices", env={"PYACCEL_DEVICE": uri})
+    assert p.returncode == 0, p.stderr
+    assert f"* default device: {uri} (from PYACCEL_DEVICE=" in p.stdout
+
+
+def test_info_reports_adapter_api_limits() -> None:
+    for d in pyaccel.devices():
+        p = run_cli("info", d.uri)
+        assert p.returncode == 0, p.stderr
+        assert f"Device {d.uri}" in p.stdout and d.name in p.stdout
+        assert f"api             : {d.api}" in p.stdout
+        assert "max_storage_binding_size" in p.stdout and "capabilities" in p.stdout
+
+
+@pytest.mark.parametrize("bad, kind, text", [
+    ("vulkan:abc", "InvalidDeviceURIError", "'vulkan:abc'"),
+    ("cuda:0", "DeviceNotFoundError", "'cuda'"),
+    ("cpu:7", "DeviceNotFoundError", "'cpu:7'"),
+])
+def test_info_bad_uri_exits_1_with_the_reason(bad: str, kind: str, text: str) -> None:
+    p = run_cli("info", bad)
+    assert p.returncode == 1
+    assert kind in p.stderr and text in p.stderr
+
+
+def test_doctor_names_each_backend_and_fixes() -> None:
+    p = run_cli("doctor", env={"PYACCEL_DEVICE": "cuda:0,cpu"})
+    assert p.returncode == 0, p.stderr
+    for name in ("webgpu", "wgpu", "cpu"):
+        assert f"] {name}:" in p.stdout
+    assert "[FAIL] cuda:0" in p.stdout and "[ok] cpu -> cpu:0" in p.stdout
+    assert "default device: cpu:0" in p.stdout
+    assert "fix:" in p.stdout  # the unavailable browser backend says how to get it
+
+
+def test_demo_checks_every_gpu_against_numpy() -> None:
+    p = run_cli("demo")
+    assert p.returncode == 0, p.stdout + p.stderr
+    for d in pyaccel.devices():
+        if d.api != "cpu":
+            assert any(line.strip().startswith(d.uri) and line.rstrip().endswith(("OK", "OK (default)"))
+                       for line in p.stdout.splitlines()), p.stdout
+    assert "MISMATCH" not in p.stdout
+
+
+def test_python_dash_m_without_command_prints_help() -> None:
+    p = run_cli()
+    assert p.returncode == 0 and "devices" in p.stdout and "doctor" in p.stdout
