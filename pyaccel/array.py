@@ -81,6 +81,22 @@ class Array:
         return cls(device.malloc(prod(shape) * itemsize_on(device, dtype)), tuple(shape), dtype, device)
 
     @classmethod
+    def _output(cls, device: Device, shape: tuple[int, ...], dtype: DType, nbytes: int = -1) -> Array:
+        """A new array that a kernel recorded next writes in full (an op's result).
+
+        On GPU devices its buffer may be one that queued work still uses (the kernel writes
+        it in encoder order; see ``GPUDeviceImpl.alloc_output``): never write it from the
+        host before that kernel. ``nbytes`` (the storage size) saves recomputing it.
+        """
+        if device.is_cpu:
+            return cls._empty(device, shape, dtype)
+        if nbytes < 0:
+            nbytes = prod(shape) * dtype.storage_itemsize
+        with device._lock:
+            h = device.impl.alloc_output(nbytes)
+        return cls(Buffer(device, h, nbytes), shape, dtype, device)
+
+    @classmethod
     def _from_numpy(cls, device: Device, arr: Any, dtype: DType | None = None) -> Array:
         """cpu device: an Array holding a copy of a NumPy array (of a pyaccel dtype)."""
         dt = dtype or as_dtype(arr.dtype)

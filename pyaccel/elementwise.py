@@ -36,7 +36,7 @@ from typing import Any
 
 from . import _host
 from ._shapes import broadcast_shapes, broadcast_strides
-from .array import Array
+from .array import Array, prod
 from .device import Device
 from .dtypes import DType, bool_, float32, int32, uint32
 from .ops import elementwise as _k
@@ -123,7 +123,65 @@ def apply(name: str, *args: Any) -> Array:
     return _apply(row, args)
 
 
+class _Fast:
+    """A memoised GPU call of one op row on one signature of arguments (dtype, shape,
+    device and buffer size of each array; the Python type of each scalar): everything
+    :func:`_apply` derives from the signature is fixed, so a repeat call only checks
+    int scalars' ranges, takes an output buffer and records the kernel."""
+
+    __slots__ = ("dev", "shape", "dt", "nbytes", "plan", "fits", "conv")
+
+    def __init__(self, dev: Device, shape: tuple[int, ...], dt: DType, nbytes: int, plan: _k.Plan,
+                 fits: tuple[int, ...], conv: DType) -> None:
+        self.dev = dev
+        self.shape = shape
+        self.dt = dt
+        self.nbytes = nbytes
+        self.plan = plan
+        self.fits = fits  # argument indexes of int scalars to range-check
+        self.conv = conv
+
+    def __call__(self, name: str, args: tuple[Any, ...]) -> Array:
+        for k in self.fits:
+            check_scalar_fits(args[k], self.conv, name)
+        plan = self.plan
+        handles = [args[k]._buf.handle for k in plan.bufs]
+        values = [args[k] for k, _ in plan.scal] if plan.scal else ()
+        dev = self.dev
+        out = Array._output(dev, self.shape, self.dt, self.nbytes)
+        with dev._lock:
+            plan.record(out._buf._handle, handles, values)
+        return out
+
+
+_FAST: dict[tuple, _Fast] = {}
+_FAST_LIMIT = 1024
+_SIG_SCALARS = (bool, int, float)
+
+
+def _signature(row: OpDef, args: tuple[Any, ...]) -> tuple | None:
+    key: list[Any] = [id(row)]  # (rows are module constants: their ids stay valid)
+    for a in args:
+        t = type(a)
+        if t is Array:
+            key.append((a._dtype, a._shape, a._device, a._buf.nbytes))
+        elif t in _SIG_SCALARS:
+            key.append(t)
+        else:
+            return None
+    return tuple(key)
+
+
 def _apply(row: OpDef, args: tuple[Any, ...]) -> Array:
+    key = _signature(row, args)
+    if key is not None:
+        fast = _FAST.get(key)
+        if fast is not None:
+            return fast(row.name, args)
+    return _apply_slow(row, args, key)
+
+
+def _apply_slow(row: OpDef, args: tuple[Any, ...], key: tuple | None) -> Array:
     name = row.name
     arrays = [a for a in args if isinstance(a, Array)]
     for a in args:
@@ -141,21 +199,23 @@ def _apply(row: OpDef, args: tuple[Any, ...]) -> Array:
             raise TypeError(f"where: condition must be a bool array, got {cond.dtype.name}; "
                             "use x != 0 (or x.astype(pyaccel.bool))")
     _check_category(row, dt)
-    cdt, out_dt = _result(row, dt, dev)
+    cdt0, out_dt0 = _result(row, dt, dev)
     what = f"{name}({', '.join(a.dtype.name if isinstance(a, Array) else type(a).__name__ for a in args)})"
-    cdt = check_dtype(dev, cdt, what)
-    out_dt = check_dtype(dev, out_dt, what)
+    cdt = check_dtype(dev, cdt0, what)
+    out_dt = check_dtype(dev, out_dt0, what)
     conv_dt = cdt
+    fits = []
     for k, a in enumerate(args):
         is_value = not (name == "where" and k == 0)
         if is_value and isinstance(a, int) and not isinstance(a, bool):
             check_scalar_fits(a, conv_dt, name)
+            fits.append(k)
     shape = broadcast_shapes(*(a.shape for a in arrays))
     if dev.is_cpu:
         return _apply_cpu(row, args, cdt, out_dt, dev)
-    out = Array._empty(dev, shape, out_dt)
-    if out.size == 0:
-        return out
+    if prod(shape) == 0:
+        return Array._empty(dev, shape, out_dt)
+    out = Array._output(dev, shape, out_dt)
     T = _k.compute_type(cdt) if not row.args or "T" in row.args else "u32"
     kind = "b" if row.args and all(a == "bool" for a in row.args) else _k.kind_of(cdt)
     if kind == "f" and cdt.name == "float16":
@@ -172,7 +232,18 @@ def _apply(row: OpDef, args: tuple[Any, ...]) -> Array:
         else:
             sdt = bool_ if conv == "bool" else _t32(cdt)
             ops.append(_k.scalar(a, sdt, conv))
-    _k.run(dev, expr, T, out._buf, out_dt, ops, shape, name=name)
+    plan = _k.plan(dev, expr, T, out._buf.nbytes, out_dt, ops, shape, name=name)
+    if plan is None:  # more than MAXD dims after merging: run() splits it
+        _k.run(dev, expr, T, out._buf, out_dt, ops, shape, name=name)
+        return out
+    with dev._lock:
+        plan.record(out._buf.handle, [ops[k].buf.handle for k in plan.bufs],  # type: ignore[union-attr]
+                    [ops[k].value for k, _ in plan.scal])
+    # memoise for this signature when nothing depended on the dtype policy (downcasts)
+    if key is not None and cdt is cdt0 and out_dt is out_dt0:
+        if len(_FAST) >= _FAST_LIMIT:
+            _FAST.clear()
+        _FAST[key] = _Fast(dev, shape, out_dt, out._buf.nbytes, plan, tuple(fits), conv_dt)
     return out
 
 
@@ -296,9 +367,9 @@ def _apply_same_dtype(row: OpDef, args: tuple[Any, ...], dt: DType) -> Array:
     arrays = [a for a in args if isinstance(a, Array)]
     dev = common_device(*(a.device for a in arrays))
     shape = broadcast_shapes(*(a.shape for a in arrays))
-    out = Array._empty(dev, shape, dt)
-    if out.size == 0:
-        return out
+    if prod(shape) == 0:
+        return Array._empty(dev, shape, dt)
+    out = Array._output(dev, shape, dt)
     T = _k.compute_type(dt)
     expr = row.expr(_k.kind_of(dt))
     ops = []

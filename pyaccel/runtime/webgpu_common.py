@@ -4,7 +4,9 @@
 implement :class:`Facade`: a dozen primitives mirroring the WebGPU API. All GPU
 logic lives here, above the facade:
 
-* buffers from a size-class pool (freed buffers are reused; staging buffers too),
+* buffers from a size-class pool (freed buffers are reused; staging buffers too); an op
+  output (:meth:`GPUDeviceImpl.alloc_output`) may reuse a buffer queued work still uses,
+  since the kernel writes it in encoder order,
 * pipelines cached by (source hash, entry, constants), bind groups by content,
 * an open command encoder + compute pass: kernel calls *record* dispatches and
   return; the encoder is submitted when a result is read, on ``synchronize()``
@@ -165,6 +167,7 @@ class GPUDeviceImpl:
         self._info_lines = info_lines or []
         self._pool: dict[int, list[GPUBuffer]] = {}
         self._pooled_bytes = 0
+        self._out_sizes: dict[int, int] = {}  # nbytes -> size class (alloc_output)
         self._staging: dict[int, list[Any]] = {}
         self._staging_bytes = 0
         self._pipelines: dict[tuple, Any] = {}
@@ -215,6 +218,31 @@ class GPUDeviceImpl:
         self.stats["live_buffers"] += 1
         self.stats["live_bytes"] += size
         return h
+
+    def alloc_output(self, nbytes: int) -> GPUBuffer:
+        """A buffer for a kernel to write before anything reads it (an op's fresh output).
+
+        Takes the most recently freed pooled buffer of the size class even while the open
+        encoder still uses it: the kernel writes it in encoder order, after every command
+        recorded before (WebGPU orders dispatches that touch the same buffer), so no flush
+        is needed. Only *host* writes need the flush (:meth:`write` keeps that rule), and
+        this buffer gets none before its kernel. Reusing the buffer an op chain just freed
+        (``y = y + x``: the output of step k takes the buffer of step k - 2) also makes the
+        bind groups repeat, so a chain creates a couple of them instead of one per op.
+        """
+        size = self._out_sizes.get(nbytes)
+        if size is None:
+            size = min(size_class(nbytes), max(align4(nbytes), 4, self.limits.max_buffer_size))
+            if len(self._out_sizes) < 4096:
+                self._out_sizes[nbytes] = size
+        free = self._pool.get(size)
+        if free:
+            self._pooled_bytes -= size
+            h = free.pop()
+            self.stats["live_buffers"] += 1
+            self.stats["live_bytes"] += size
+            return h
+        return self.alloc(nbytes)
 
     def release(self, h: GPUBuffer, nbytes: int) -> None:
         """Return a buffer to the pool (called by Buffer.free() and by GC)."""
@@ -450,6 +478,36 @@ class GPUDeviceImpl:
         self.stats["dispatches"] += 1
         self._count()
         return group
+
+    def dispatch_bound(self, pipeline: Any, key: int, binds: tuple[tuple[int, int], ...],
+                       handles: tuple[GPUBuffer, ...], workgroups: tuple[int, int, int]) -> None:
+        """Record a dispatch binding ``handles[j]`` at ``binds[j] = (binding, size)`` (offset 0).
+
+        ``key`` names the pair (pipeline, binds) for the bind-group cache (the caller's plan
+        id), so the cache key is a few ints instead of a tuple per binding.
+        """
+        gkey = (key, *[h.id for h in handles])
+        ent = self._groups.get(gkey)
+        if ent is None:
+            group = self.f.create_bind_group(
+                pipeline, [(b, h.buf, 0, s) for (b, s), h in zip(binds, handles, strict=True)])
+            self.stats["bind_groups_created"] += 1
+            self._groups[gkey] = (group, pipeline)
+            if len(self._groups) > BIND_GROUP_CACHE:
+                self._groups.popitem(last=False)
+        else:
+            self._groups.move_to_end(gkey)
+            group = ent[0]
+        if self._pass is None:
+            self._pass = self.f.begin_pass(self._ensure_encoder())
+        epoch = self._epoch
+        for h in handles:
+            h.epoch = epoch
+        self.f.dispatch(self._pass, pipeline, group, *workgroups)
+        self.stats["dispatches"] += 1
+        self._pending += 1
+        if self._pending >= BATCH_LIMIT:
+            self.flush()
 
     def dispatch_group(self, pipeline: Any, group: Any, handles: tuple[GPUBuffer, ...],
                        workgroups: tuple[int, int, int]) -> None:

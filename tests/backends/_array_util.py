@@ -31,7 +31,16 @@ def poisoned(monkeypatch):
             poison(a)
         return a
 
+    orig_output = Array._output.__func__
+
+    def output(cls, device, shape, dtype, nbytes=-1):  # op results (elementwise fast path)
+        a = orig_output(cls, device, shape, dtype, nbytes)
+        if a._buf.nbytes:
+            poison(a)
+        return a
+
     monkeypatch.setattr(Array, "_empty", classmethod(empty))
+    monkeypatch.setattr(Array, "_output", classmethod(output))
     yield
 
 
