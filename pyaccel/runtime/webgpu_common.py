@@ -456,27 +456,26 @@ class GPUDeviceImpl:
             self.release(old, old.size)
         return h
 
+    def _bind_group(self, key: tuple, pipeline: Any, entries: Any) -> Any:
+        """The bind group cached under ``key``; ``entries()`` gives (binding, buffer, offset,
+        size) tuples when it has to be created."""
+        ent = self._groups.get(key)
+        if ent is not None:
+            self._groups.move_to_end(key)
+            return ent[0]
+        group = self.f.create_bind_group(pipeline, entries())
+        self.stats["bind_groups_created"] += 1
+        self._groups[key] = (group, pipeline)  # the pipeline stays alive while its id is a key
+        if len(self._groups) > BIND_GROUP_CACHE:
+            self._groups.popitem(last=False)
+        return group
+
     def dispatch(self, pipeline: Any, entries: list[tuple[int, GPUBuffer, int, int]],
                  workgroups: tuple[int, int, int]) -> Any:
         """Record one dispatch into the open compute pass (no submit); returns the bind group."""
         key = (id(pipeline),) + tuple((b, h.id, o, s) for b, h, o, s in entries)
-        group = self._groups.get(key)
-        if group is None:
-            group = self.f.create_bind_group(pipeline, [(b, h.buf, o, s) for b, h, o, s in entries])
-            self.stats["bind_groups_created"] += 1
-            self._groups[key] = (group, pipeline)
-            if len(self._groups) > BIND_GROUP_CACHE:
-                self._groups.popitem(last=False)
-        else:
-            self._groups.move_to_end(key)
-            group = group[0]
-        if self._pass is None:
-            self._pass = self.f.begin_pass(self._ensure_encoder())
-        for _, h, _, _ in entries:
-            h.epoch = self._epoch
-        self.f.dispatch(self._pass, pipeline, group, *workgroups)
-        self.stats["dispatches"] += 1
-        self._count()
+        group = self._bind_group(key, pipeline, lambda: [(b, h.buf, o, s) for b, h, o, s in entries])
+        self.dispatch_group(pipeline, group, tuple(e[1] for e in entries), workgroups)
         return group
 
     def dispatch_bound(self, pipeline: Any, key: int, binds: tuple[tuple[int, int], ...],
@@ -486,28 +485,9 @@ class GPUDeviceImpl:
         ``key`` names the pair (pipeline, binds) for the bind-group cache (the caller's plan
         id), so the cache key is a few ints instead of a tuple per binding.
         """
-        gkey = (key, *[h.id for h in handles])
-        ent = self._groups.get(gkey)
-        if ent is None:
-            group = self.f.create_bind_group(
-                pipeline, [(b, h.buf, 0, s) for (b, s), h in zip(binds, handles, strict=True)])
-            self.stats["bind_groups_created"] += 1
-            self._groups[gkey] = (group, pipeline)
-            if len(self._groups) > BIND_GROUP_CACHE:
-                self._groups.popitem(last=False)
-        else:
-            self._groups.move_to_end(gkey)
-            group = ent[0]
-        if self._pass is None:
-            self._pass = self.f.begin_pass(self._ensure_encoder())
-        epoch = self._epoch
-        for h in handles:
-            h.epoch = epoch
-        self.f.dispatch(self._pass, pipeline, group, *workgroups)
-        self.stats["dispatches"] += 1
-        self._pending += 1
-        if self._pending >= BATCH_LIMIT:
-            self.flush()
+        group = self._bind_group((key, *[h.id for h in handles]), pipeline,
+                                 lambda: [(b, h.buf, 0, sz) for (b, sz), h in zip(binds, handles, strict=True)])
+        self.dispatch_group(pipeline, group, handles, workgroups)
 
     def dispatch_group(self, pipeline: Any, group: Any, handles: tuple[GPUBuffer, ...],
                        workgroups: tuple[int, int, int]) -> None:
@@ -520,6 +500,4 @@ class GPUDeviceImpl:
             h.epoch = epoch
         self.f.dispatch(self._pass, pipeline, group, *workgroups)
         self.stats["dispatches"] += 1
-        self._pending += 1
-        if self._pending >= BATCH_LIMIT:
-            self.flush()
+        self._count()
