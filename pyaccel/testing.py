@@ -22,6 +22,7 @@ NumPy is imported when a helper runs; pytest when it is installed (for the fixtu
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from .device import Buffer, Device
@@ -212,9 +213,8 @@ def poison(obj: Any) -> Any:
     width), bool arrays 1, bytes 0xEF/0xBE/0xAD/0xDE; a buffer or array on a device is
     written through :meth:`Buffer.write`.
     """
-    import numpy as np
-
-    if isinstance(obj, np.ndarray):
+    np = sys.modules.get("numpy")  # a NumPy array implies NumPy is loaded; never import it here
+    if np is not None and isinstance(obj, np.ndarray):
         if obj.dtype.kind == "f":
             obj[...] = np.nan
         elif obj.dtype.kind == "b":

@@ -422,3 +422,29 @@ def test_public_device_and_backend_functions(fake_global) -> None:
     pyaccel.register_backend("extra", lambda: FakeBackend("extra", ("extra",), [desc("extra:0", "virtual", "extra")]),
                               priority=1)
     assert pyaccel.device("extra:0").uri == "extra:0"
+
+
+def test_rescan_probes_a_failed_backend_again() -> None:
+    """A failure is remembered until rescan(): e.g. numpy loaded late in Pyodide makes cpu appear."""
+    state = {"ready": False, "calls": 0}
+
+    def late_factory():
+        state["calls"] += 1
+        if not state["ready"]:
+            raise BackendUnavailableError("numpy is not importable; fix: load it")
+        return gpu_backend()
+
+    r = make(entry("late", late_factory, priority=50, schemes=("vulkan", "gl")), cpu=False)
+    assert not {b.name: b for b in r.backends()}["late"].available
+    state["ready"] = True
+    assert not {b.name: b for b in r.backends()}["late"].available  # remembered, not retried
+    assert state["calls"] == 1
+    r.rescan()
+    late = {b.name: b for b in r.backends()}["late"]
+    assert late.available and "vulkan:0" in late.devices and state["calls"] == 2
+    assert r.open("vulkan:2").descriptor.adapter_type == "discrete"
+
+
+def test_public_rescan_backends_returns_the_listing() -> None:
+    infos = pyaccel.rescan_backends()
+    assert {b.name for b in infos} >= {"cpu", "wgpu", "webgpu"}
