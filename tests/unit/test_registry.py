@@ -434,13 +434,13 @@ def test_rescan_probes_a_failed_backend_again() -> None:
             raise BackendUnavailableError("numpy is not importable; fix: load it")
         return gpu_backend()
 
-    r = make(entry("late", late_factory, priority=50, schemes=("vulkan", "gl")), cpu=False)
-    assert not {b.name: b for b in r.backends()}["late"].available
+    r = make(entry("fakegpu", late_factory, priority=50, schemes=("vulkan", "gl")), cpu=False)
+    assert not {b.name: b for b in r.backends()}["fakegpu"].available
     state["ready"] = True
-    assert not {b.name: b for b in r.backends()}["late"].available  # remembered, not retried
+    assert not {b.name: b for b in r.backends()}["fakegpu"].available  # remembered, not retried
     assert state["calls"] == 1
     r.rescan()
-    late = {b.name: b for b in r.backends()}["late"]
+    late = {b.name: b for b in r.backends()}["fakegpu"]
     assert late.available and "vulkan:0" in late.devices and state["calls"] == 2
     assert r.open("vulkan:2").descriptor.adapter_type == "discrete"
 
