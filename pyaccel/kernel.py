@@ -298,7 +298,11 @@ class Kernel:
 
     def __repr__(self) -> str:
         bs = ", ".join(f"{b.index}:{b.name}<{b.access}>" for b in self.bindings)
-        return f"<pyaccel.Kernel {self.name!r} [{bs}] workgroup_size={self._entries[self.entry]}>"
+        try:
+            wg: Any = self.workgroup_size()
+        except ValueError:  # an override without a default: show the expressions
+            wg = ", ".join(self._entries[self.entry])
+        return f"<pyaccel.Kernel {self.name!r} [{bs}] workgroup_size={wg}>"
 
     def workgroup_size(self, constants: dict[str, Any] | None = None) -> tuple[int, int, int]:
         c = {**self.constants, **(constants or {})}

@@ -123,6 +123,7 @@ def compile_error(wgsl: str, message: str, line: int | None = None, column: int 
     msg_first = next((ln.strip() for ln in message.splitlines()
                       if ln.strip() and "Validation Error" not in ln and "Caused by" not in ln
                       and not ln.strip().startswith("In wgpu")), message.strip())
+    msg_first = re.sub(r"^wgsl:\d+:\d+:\s*", "", msg_first)
     text = (f"WGSL kernel {name + ' ' if name else ''}failed to compile{where}: {msg_first}{excerpt}"
             f"\nCompiler output:\n{message.strip()}\nFix the WGSL; the device is still usable.")
     return KernelCompileError(text, line=line, column=column, compiler_message=message, source=wgsl)
