@@ -10,7 +10,7 @@ log() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
 
 # 1. System packages: software Vulkan (lavapipe) + loader, Chromium for the browser tests,
-#    Python 3.12 (pyodide-build) is taken from pyenv when present, else apt python3.12 is not needed.
+#    (Python 3.12 for pyodide-build comes from pyenv; see wasm/build.py).
 APT_PKGS=(mesa-vulkan-drivers libvulkan1 chromium)
 missing=()
 for p in "${APT_PKGS[@]}"; do
@@ -19,7 +19,7 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   log "apt-get install ${missing[*]}"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 else
   log "apt packages present"
 fi

@@ -6,5 +6,5 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}
 chmod 700 "$XDG_RUNTIME_DIR"
-.venv/bin/ruff check pyaccel tests benchmarks examples wasm
+.venv/bin/ruff check pyaccel tests benchmarks examples wasm conformance
 exec .venv/bin/python -m pytest "$@"
