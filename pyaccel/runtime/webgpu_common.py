@@ -141,6 +141,16 @@ def align4(n: int) -> int:
     return (n + 3) & ~3
 
 
+def _trim_read(data: Any, skip: int, span: int, n: int, out: memoryview | None) -> Any:
+    """The ``n`` requested bytes of an aligned ``span`` read (into ``out`` when given)."""
+    if skip or span != n or not isinstance(data, bytes):
+        data = bytes(memoryview(data)[skip: skip + n])  # (no second copy of whole reads)
+    if out is not None:
+        out[:] = data
+        return out
+    return data
+
+
 class GPUBuffer:
     """A pooled device buffer (the handle behind a ``pyaccel.Buffer``)."""
 
@@ -387,26 +397,14 @@ class GPUDeviceImpl:
             if out is not None and skip == 0 and span == n:
                 self.f.map_read(st, 0, n, out)
                 return out
-            data = self.f.map_read(st, 0, span)
-            if skip or span != n or not isinstance(data, bytes):
-                data = bytes(memoryview(data)[skip: skip + n])  # (no second copy of whole reads)
-            if out is not None:
-                out[:] = data
-                return out
-            return data
+            return _trim_read(self.f.map_read(st, 0, span), skip, span, n, out)
         finally:
             self._staging_put(size, st)
 
     async def read_async(self, h: GPUBuffer, offset: int, n: int, out: memoryview | None = None) -> Any:
         st, size, skip, span = self._start_read(h, offset, n)
         try:
-            data = await self.f.map_read_async(st, 0, span)
-            if skip or span != n or not isinstance(data, bytes):
-                data = bytes(memoryview(data)[skip: skip + n])
-            if out is not None:
-                out[:] = data
-                return out
-            return data
+            return _trim_read(await self.f.map_read_async(st, 0, span), skip, span, n, out)
         finally:
             self._staging_put(size, st)
 

@@ -167,8 +167,9 @@ class WgpuFacade(Facade):
                 return
         buf.map_sync(self.wgpu.MapMode.READ, offset, n)
 
-    def map_read(self, buf: Any, offset: int, n: int, out: memoryview | None = None) -> Any:
-        self._map_sync(buf, offset, n)
+    @staticmethod
+    def _copy_out(buf: Any, offset: int, n: int, out: memoryview | None) -> Any:
+        """Copy a mapped range into ``out`` (or new bytes), then unmap."""
         try:
             mv = buf.read_mapped(offset, n, copy=False)
             if out is not None:
@@ -178,16 +179,13 @@ class WgpuFacade(Facade):
         finally:
             buf.unmap()
 
+    def map_read(self, buf: Any, offset: int, n: int, out: memoryview | None = None) -> Any:
+        self._map_sync(buf, offset, n)
+        return self._copy_out(buf, offset, n, out)
+
     async def map_read_async(self, buf: Any, offset: int, n: int, out: memoryview | None = None) -> Any:
         await buf.map_async(self.wgpu.MapMode.READ, offset, n)
-        try:
-            mv = buf.read_mapped(offset, n, copy=False)
-            if out is not None:
-                out.cast("B")[:] = mv.cast("B")
-                return out
-            return bytes(mv)
-        finally:
-            buf.unmap()
+        return self._copy_out(buf, offset, n, out)
 
     # queue.on_submitted_work_done_* is broken in wgpu-py 0.32.0 (its callback signature does
     # not match the bundled wgpu-native: TypeError). Waiting on a mapped "fence" works instead:
