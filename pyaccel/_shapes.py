@@ -5,7 +5,39 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .ops.elementwise import contiguous_strides
+
+def prod(shape: Sequence[int]) -> int:
+    """Number of elements of a shape."""
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    """Element strides of a C-contiguous array of ``shape``."""
+    out = []
+    s = 1
+    for d in reversed(shape):
+        out.append(s)
+        s *= d
+    return tuple(reversed(out))
+
+
+def norm_shape(shape: Any, what: str = "shape") -> tuple[int, ...]:
+    """A shape tuple from an int or a sequence of ints (each >= 0)."""
+    if isinstance(shape, int) and not isinstance(shape, bool):
+        shape = (shape,)
+    try:
+        out = tuple(shape)
+    except TypeError:
+        raise TypeError(f"{what} must be an int or a tuple of ints, got {shape!r}") from None
+    for d in out:
+        if isinstance(d, bool) or not hasattr(d, "__index__"):
+            raise TypeError(f"{what} must contain ints, got {shape!r}")
+        if d.__index__() < 0:
+            raise ValueError(f"{what} {shape!r} has a negative dimension; dimensions must be >= 0")
+    return tuple(d.__index__() for d in out)
 
 
 def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:

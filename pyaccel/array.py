@@ -4,11 +4,15 @@ An Array is always C-contiguous and owns its :class:`~pyaccel.Buffer` (``reshape
 ``expand_dims`` and ``squeeze`` share it, like NumPy views of contiguous data); every
 other op writes a new buffer. On WebGPU devices ops *record* kernels and return at
 once; reading values (``to_numpy()``, ``tolist()``, ``bytes(x)``, ``repr``, ``bool(x)``)
-is the only point that waits for the device. On ``cpu:0`` every op is NumPy.
+is the only point that waits for the device. Every op runs through the device's op
+provider (``device.ops``: NumPy on ``cpu:0``, the WGSL provider on WebGPU devices).
 
-Storage: on ``cpu:0`` the buffer holds NumPy's layout of the dtype; on WebGPU devices
-bool is stored as u32 0/1 and int8/int16/uint8/uint16 widened to 32 bits
-(:attr:`DType.storage_itemsize`); host conversions translate both ways.
+Storage: the provider's :class:`~pyaccel.dtypes.StorageLayout` of the dtype (the dtype
+table): on ``cpu:0`` NumPy's layout; on WebGPU devices bool is stored as u32 0/1 and
+int8/int16/uint8/uint16 widened to 32 bits; host conversions translate both ways.
+
+Arrays are made by the namespace functions (``pyaccel.asarray``, ``zeros``, ...);
+``Array(...)`` raises TypeError, and internal code uses :meth:`Array._new`.
 """
 
 from __future__ import annotations
@@ -18,8 +22,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import _host
+from ._dispatch import OPS as _OPS
+from ._shapes import prod
+from .capabilities import Capability
 from .device import Buffer, Device
-from .dtypes import DType, as_dtype, bool_, float16, float32
+from .dtypes import DType, as_dtype, bool_
 from .errors import BufferFreedError
 from .promotion import (
     check_dtype,
@@ -34,31 +41,8 @@ __all__ = ["Array", "asarray"]
 
 
 def itemsize_on(device: Device, dt: DType) -> int:
-    """Bytes per element of ``dt`` in a buffer of ``device``."""
-    return dt.itemsize if device.is_cpu else dt.storage_itemsize
-
-
-def prod(shape: tuple[int, ...] | list[int]) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
-
-
-def norm_shape(shape: Any, what: str = "shape") -> tuple[int, ...]:
-    """A shape tuple from an int or a sequence of ints (each >= 0)."""
-    if isinstance(shape, int) and not isinstance(shape, bool):
-        shape = (shape,)
-    try:
-        out = tuple(shape)
-    except TypeError:
-        raise TypeError(f"{what} must be an int or a tuple of ints, got {shape!r}") from None
-    for d in out:
-        if isinstance(d, bool) or not hasattr(d, "__index__"):
-            raise TypeError(f"{what} must contain ints, got {shape!r}")
-        if d.__index__() < 0:
-            raise ValueError(f"{what} {shape!r} has a negative dimension; dimensions must be >= 0")
-    return tuple(d.__index__() for d in out)
+    """Bytes per element of ``dt`` in a buffer of ``device`` (its provider's storage layout)."""
+    return device.ops.layout(dt).itemsize
 
 
 class Array:
@@ -69,49 +53,32 @@ class Array:
     __array_ufunc__ = None  # NumPy defers binary operators to us (and then refuses mixing)
     __hash__ = None  # type: ignore[assignment]  # __eq__ is elementwise
 
-    def __init__(self, buf: Buffer, shape: tuple[int, ...], dtype: DType, device: Device) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError(
+            "pyaccel.Array cannot be constructed directly; create arrays with pyaccel.asarray(obj), "
+            "pyaccel.zeros / ones / empty / full / arange / linspace (or any pyaccel function)"
+        )
+
+    # -- construction helpers ----------------------------------------------------
+    @classmethod
+    def _new(cls, buf: Buffer, shape: tuple[int, ...], dtype: DType, device: Device) -> Array:
+        """The private constructor: an Array over ``buf`` (nothing is checked or copied)."""
+        self = object.__new__(cls)
         self._buf = buf
         self._shape = shape
         self._dtype = dtype
         self._device = device
+        return self
 
-    # -- construction helpers ----------------------------------------------------
     @classmethod
     def _empty(cls, device: Device, shape: tuple[int, ...], dtype: DType) -> Array:
-        return cls(device.malloc(prod(shape) * itemsize_on(device, dtype)), tuple(shape), dtype, device)
+        return cls._new(device.malloc(prod(shape) * device.ops.layout(dtype).itemsize), tuple(shape),
+                        dtype, device)
 
     @classmethod
-    def _output(cls, device: Device, shape: tuple[int, ...], dtype: DType, nbytes: int = -1) -> Array:
-        """A new array that a kernel recorded next writes in full (an op's result).
-
-        On GPU devices its buffer may be one that queued work still uses (the kernel writes
-        it in encoder order; see ``GPUDeviceImpl.alloc_output``): never write it from the
-        host before that kernel. ``nbytes`` (the storage size) saves recomputing it.
-        """
-        if device.is_cpu:
-            return cls._empty(device, shape, dtype)
-        if nbytes < 0:
-            nbytes = prod(shape) * dtype.storage_itemsize
-        with device._lock:
-            h = device.impl.alloc_output(nbytes)
-        return cls(Buffer(device, h, nbytes), shape, dtype, device)
-
-    @classmethod
-    def _from_numpy(cls, device: Device, arr: Any, dtype: DType | None = None) -> Array:
-        """cpu device: an Array holding a copy of a NumPy array (of a pyaccel dtype)."""
-        dt = dtype or as_dtype(arr.dtype)
-        out = cls._empty(device, tuple(arr.shape), dt)
-        if out.size:
-            v = out._np()
-            v[...] = arr
-        return out
-
-    def _np(self) -> Any:
-        """cpu device: a NumPy view of the buffer (shares memory)."""
-        np = _host.numpy() or __import__("numpy")
-        raw = self._buf.handle
-        n = self.size * self._dtype.itemsize
-        return raw[:n].view(np.dtype(self._dtype.name)).reshape(self._shape)
+    def _output(cls, device: Device, shape: tuple[int, ...], dtype: DType) -> Array:
+        """A new array that an op recorded next writes in full (see ``OpProvider.output``)."""
+        return device.ops.output(shape, dtype)
 
     def __pyaccel_buffer__(self) -> Buffer:
         """The device Buffer (so ``pyaccel.Kernel`` accepts arrays)."""
@@ -152,11 +119,11 @@ class Array:
         if self.ndim != 2:
             raise ValueError(f"x.T needs a 2-D array, got {self.ndim}-D shape {self._shape}; use "
                              "x.mT (matrix transpose of the last two axes) or permute_dims")
-        return _manip.permute_dims(self, (1, 0))
+        return _OPS["permute_dims"](self, (1, 0))
 
     @property
     def mT(self) -> Array:  # noqa: N802 - Array API name
-        return _manip.matrix_transpose(self)
+        return _OPS["matrix_transpose"](self)
 
     # -- device / namespace ------------------------------------------------------
     def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
@@ -176,54 +143,49 @@ class Array:
         return asarray(self, device=dev)
 
     def astype(self, dtype: Any, /, *, copy: bool = True) -> Array:
-        return _manip.astype(self, dtype, copy=copy)
+        return _OPS["astype"](self, dtype, copy=copy)
 
     # -- host transfers ------------------------------------------------------------
+    def _layout(self) -> Any:
+        return self._device.ops.layout(self._dtype)
+
     def _storage_bytes(self) -> bytes:
-        n = self.size * itemsize_on(self._device, self._dtype)
+        n = self.size * self._layout().itemsize
         return self._buf.read(n) if n else b""
 
     async def _storage_bytes_async(self) -> bytes:
-        n = self.size * itemsize_on(self._device, self._dtype)
+        n = self.size * self._layout().itemsize
         return await self._buf.read_async(n) if n else b""
 
     def _host_from_storage(self, data: bytes) -> Any:
+        """A NumPy array of the dtype from the storage bytes (any provider's layout)."""
         np = _host.numpy()
         if np is None:
             raise _no_numpy("to_numpy()")
-        dt = self._dtype
-        if self._device.is_cpu:
-            a = np.frombuffer(data, dtype=np.dtype(dt.name)).copy()
-        else:
-            st = np.frombuffer(data, dtype=_np_storage(np, dt))
-            a = st.astype(np.dtype(dt.name)) if st.dtype != np.dtype(dt.name) else st.copy()
+        want = np.dtype(self._dtype.name)
+        st = np.frombuffer(data, dtype=np.dtype(self._layout().numpy))
+        a = st.astype(want) if st.dtype != want else st.copy()
         return a.reshape(self._shape)
 
     def to_numpy(self) -> Any:
         """A NumPy copy of the data (waits for the device)."""
-        if self._device.is_cpu:
-            return self._np().copy()
-        return self._host_from_storage(self._storage_bytes())
+        return self._device.ops.to_numpy(self)
 
     async def to_numpy_async(self) -> Any:
         """Async twin of :meth:`to_numpy` (awaits the readback; needed in browsers without JSPI)."""
-        if self._device.is_cpu:
-            return self._np().copy()
-        return self._host_from_storage(await self._storage_bytes_async())
+        return await self._device.ops.to_numpy_async(self)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
-        if copy is False and not self._device.is_cpu:
+        view = None if copy else self._device.ops.host_view(self)
+        if copy is False and view is None:
             raise ValueError(f"np.asarray(x, copy=False): x is on {self._device.uri}; reading it "
                              "to the host copies (use copy=None)")
-        a = self.to_numpy() if (copy or not self._device.is_cpu) else self._np()
+        a = self.to_numpy() if view is None else view
         return a if dtype is None else a.astype(dtype, copy=False)
 
     def _flat_values(self, data: bytes) -> list:
-        dt = self._dtype
-        if self._device.is_cpu:
-            return _host.unpack(data, dt.char, self.size)
-        vals = _host.unpack(data, _host.storage_char(dt), self.size)
-        if dt.kind == "b":
+        vals = _host.unpack(data, self._layout().char, self.size)
+        if self._dtype.kind == "b":
             return [v != 0 for v in vals]
         return vals
 
@@ -242,11 +204,12 @@ class Array:
 
     def _host_bytes(self, data: bytes) -> bytes:
         dt = self._dtype
-        if self._device.is_cpu or dt.storage_itemsize == dt.itemsize and dt.kind != "b":
+        lay = self._layout()
+        if lay.numpy == dt.name:  # stored in the host layout
             return data
         np = _host.numpy()
         if np is not None:
-            return np.frombuffer(data, dtype=_np_storage(np, dt)).astype(np.dtype(dt.name)).tobytes()
+            return np.frombuffer(data, dtype=np.dtype(lay.numpy)).astype(np.dtype(dt.name)).tobytes()
         return _host.pack(self._flat_values(data), dt.char)
 
     def tobytes(self) -> bytes:
@@ -277,14 +240,13 @@ class Array:
         if self.size != 1:
             raise ValueError(f"item(): the array has {self.size} elements (shape {self._shape}); "
                              "only one-element arrays convert to a scalar")
-        if self._device.is_cpu:
-            return self._np().reshape(()).item()
         return self._flat_values(self._storage_bytes())[0]
 
     # -- DLPack ----------------------------------------------------------------------
     def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
                    copy: bool | None = None) -> Any:
-        if not self._device.is_cpu:
+        view = self._device.ops.host_view(self)
+        if view is None:
             raise BufferError(
                 f"__dlpack__: the array is on {self._device.uri}, whose memory DLPack cannot share; "
                 "use x.to_device('cpu') or x.to_numpy() first"
@@ -296,13 +258,10 @@ class Array:
             kw["dl_device"] = dl_device
         if copy is not None:
             kw["copy"] = copy
-        return self._np().__dlpack__(stream=stream, **kw)
+        return view.__dlpack__(stream=stream, **kw)
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        if self._device.is_cpu:
-            return (1, 0)  # kDLCPU
-        code = {"vulkan": 7, "metal": 8, "webgpu": 15}.get(self._device.api, 12)
-        return (code, int(self._device.uri.rsplit(":", 1)[-1]) if ":" in self._device.uri else 0)
+        return self._device.ops.dlpack_device()
 
     # -- Python scalars ------------------------------------------------------------------
     def _scalar(self, what: str) -> Any:
@@ -359,22 +318,22 @@ class Array:
 
     # -- indexing -------------------------------------------------------------------------
     def __getitem__(self, key: Any) -> Array:
-        return _indexing.getitem(self, key)
+        return _OPS["getitem"](self, key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        _indexing.setitem(self, key, value)
+        _OPS["setitem"](self, key, value)
 
     # -- operators ---------------------------------------------------------------------------
     def _bin(self, name: str, other: Any, reflected: bool = False) -> Any:
         if not _is_operand(other):
             return NotImplemented
-        f = getattr(_ew, name)
+        f = _OPS[name]
         return f(other, self) if reflected else f(self, other)
 
     def _inplace(self, name: str, other: Any) -> Array:
         if not _is_operand(other):
             return NotImplemented
-        res = getattr(_ew, name)(self, other)
+        res = _OPS[name](self, other)
         _assign_inplace(self, res, name)
         return self
 
@@ -420,25 +379,25 @@ class Array:
     def __ge__(self, o: Any) -> Array: return self._bin("greater_equal", o)
     def __eq__(self, o: Any) -> Array: return self._bin("equal", o)  # type: ignore[override]
     def __ne__(self, o: Any) -> Array: return self._bin("not_equal", o)  # type: ignore[override]
-    def __neg__(self) -> Array: return _ew.negative(self)
-    def __pos__(self) -> Array: return _ew.positive(self)
-    def __abs__(self) -> Array: return _ew.abs(self)
-    def __invert__(self) -> Array: return _ew.bitwise_invert(self)
+    def __neg__(self) -> Array: return _OPS["negative"](self)
+    def __pos__(self) -> Array: return _OPS["positive"](self)
+    def __abs__(self) -> Array: return _OPS["abs"](self)
+    def __invert__(self) -> Array: return _OPS["bitwise_invert"](self)
 
     def __matmul__(self, o: Any) -> Array:
         if not isinstance(o, Array):
             return NotImplemented
-        return _linalg.matmul(self, o)
+        return _OPS["matmul"](self, o)
 
     def __rmatmul__(self, o: Any) -> Array:
         if not isinstance(o, Array):
             return NotImplemented
-        return _linalg.matmul(o, self)
+        return _OPS["matmul"](o, self)
 
     def __imatmul__(self, o: Any) -> Array:
         if not isinstance(o, Array):
             return NotImplemented
-        _assign_inplace(self, _linalg.matmul(self, o), "matmul")
+        _assign_inplace(self, _OPS["matmul"](self, o), "matmul")
         return self
 
 
@@ -459,20 +418,7 @@ def _assign_inplace(self: Array, res: Array, name: str) -> None:
         )
     if not res.size:
         return
-    if self.device.is_cpu:
-        self._np()[...] = res._np()
-    else:
-        self._buf.copy_from(res._buf, res.size * self.dtype.storage_itemsize)
-
-
-def _np_storage(np: Any, dt: DType) -> Any:
-    if dt is float16:
-        return np.dtype("float16")
-    if dt is float32:
-        return np.dtype("float32")
-    if dt.kind in "bu":
-        return np.dtype("uint32")
-    return np.dtype("int32")
+    self._buf.copy_from(res._buf, res.size * res._layout().itemsize)
 
 
 def _no_numpy(what: str) -> Exception:
@@ -569,22 +515,22 @@ def _from_array(x: Array, dev: Device, want: DType | None, copy: bool | None) ->
     if dev is x.device:
         if dt is x.dtype:
             if copy:
-                return _manip.astype(x, dt, copy=True)
+                return _OPS["astype"](x, dt, copy=True)
             return x
         if copy is False:
             raise ValueError(f"asarray(copy=False): converting {x.dtype.name} to {dt.name} needs a copy")
-        return _manip.astype(x, dt)
+        return _OPS["astype"](x, dt)
     if copy is False:
         raise ValueError(f"asarray(copy=False): moving from {x.device.uri} to {dev.uri} needs a copy")
     src_dt = x.dtype
     dt = check_dtype(dev, dt, "asarray")
-    if not dev.is_cpu and not x.device.is_cpu and supports(dev, src_dt):
-        # GPU -> GPU: same storage layout; copy the raw bytes, then convert on the target
+    if supports(dev, src_dt) and dev.ops.layout(src_dt) == x._layout():
+        # same storage layout (e.g. GPU -> GPU): copy the raw bytes, then convert on the target
         out = Array._empty(dev, x.shape, src_dt)
         data = x._storage_bytes()
         if data:
             out._buf.write(data)
-        return out if src_dt is dt else _manip.astype(out, dt)
+        return out if src_dt is dt else _OPS["astype"](out, dt)
     np = _host.numpy()
     if np is not None:
         return _from_numpy_input(np, x.to_numpy(), dev, dt)
@@ -614,12 +560,9 @@ def _from_numpy_input(np: Any, arr: Any, dev: Device, want: DType | None) -> Arr
     src = as_dtype(arr.dtype.name)
     dt = want or src
     dt = check_dtype(dev, dt, "asarray")
-    if dev.is_cpu:
-        with np.errstate(all="ignore"):
-            return Array._from_numpy(dev, arr.astype(np.dtype(dt.name), copy=False), dt)
     with np.errstate(all="ignore"):
         host = np.ascontiguousarray(arr.astype(np.dtype(dt.name), copy=False))
-        st = host.astype(_np_storage(np, dt), copy=False)
+        st = host.astype(np.dtype(dev.ops.layout(dt).numpy), copy=False)
     out = Array._empty(dev, tuple(arr.shape), dt)
     if st.size:
         out._buf.write(np.ascontiguousarray(st))
@@ -642,7 +585,7 @@ def _from_python(obj: Any, dev: Device, want: DType | None) -> Array:
         src_kind = _host.scalar_kind(flat)
         dt = want or _python_dtype(src_kind, dev)
         dt = check_dtype(dev, dt, "asarray")
-        if want is None and src_kind == "i" and not dev.is_cpu:
+        if want is None and src_kind == "i" and Capability.INT64 not in dev.capabilities:
             _check_default_int_range(flat, dt, dev)
         flat = _host.coerce(flat, dt)
         return _upload_flat(flat, shape, dt, dev)
@@ -690,15 +633,8 @@ def _from_memoryview(mv: memoryview, dev: Device, want: DType | None, tname: str
 def _upload_flat(flat: list, shape: tuple[int, ...], dt: DType, dev: Device) -> Array:
     out = Array._empty(dev, shape, dt)
     if flat:
-        char = dt.char if dev.is_cpu else _host.storage_char(dt)
-        if not dev.is_cpu and dt.kind == "b":
+        lay = dev.ops.layout(dt)
+        if dt.kind == "b" and lay.char != "?":
             flat = [1 if v else 0 for v in flat]
-        out._buf.write(_host.pack(flat, char))
+        out._buf.write(_host.pack(flat, lay.char))
     return out
-
-
-# late imports (these modules import Array)
-from . import elementwise as _ew  # noqa: E402
-from . import indexing as _indexing  # noqa: E402
-from . import linalg as _linalg  # noqa: E402
-from . import manipulation as _manip  # noqa: E402

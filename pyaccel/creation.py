@@ -2,9 +2,9 @@
 
 ``device=`` takes a Device or a URI string (default: ``pyaccel.get_device()``).
 Without ``dtype=``, Python floats give the device's default float (float64 on cpu,
-float32 on WebGPU devices), Python ints the default int (int64 / int32). On WebGPU
-devices fills, ``arange``, ``linspace``, ``eye`` and ``tril``/``triu`` are kernels (no
-host upload); ``empty`` leaves memory uninitialised.
+float32 on WebGPU devices), Python ints the default int (int64 / int32). Fills,
+``arange``, ``linspace``, ``eye`` and ``tril``/``triu`` run on the device's op provider
+(kernels on WebGPU devices: no host upload); ``empty`` leaves memory uninitialised.
 """
 
 from __future__ import annotations
@@ -13,11 +13,10 @@ import math
 from typing import Any
 
 from . import _host
-from ._shapes import broadcast_shapes
-from .array import Array, asarray, norm_shape
+from ._shapes import broadcast_shapes, norm_shape
+from .array import Array, asarray
 from .dtypes import DType, as_dtype, bool_
-from .ops import elementwise as _k
-from .ops import table as _table
+from .manipulation import broadcast_to, reshape
 from .promotion import (
     check_dtype,
     check_scalar_fits,
@@ -32,10 +31,6 @@ __all__ = [
 ]
 
 
-def _np() -> Any:
-    return _host.numpy() or __import__("numpy")
-
-
 def _dev_dtype(device: Any, dtype: Any, default: DType | None, what: str) -> tuple[Any, DType]:
     dev = as_device(device)
     dt = as_dtype(dtype) if dtype is not None else (default or default_float(dev))
@@ -44,18 +39,7 @@ def _dev_dtype(device: Any, dtype: Any, default: DType | None, what: str) -> tup
 
 def _fill(out: Array, value: Any) -> Array:
     """Fill ``out`` with a Python scalar (a kernel on GPUs)."""
-    dt = out.dtype
-    if out.device.is_cpu:
-        if out.size:
-            out._np()[...] = value
-        return out
-    if out.size:
-        from .manipulation import _cast_expr, _scalar_t32
-
-        expr, T, conv = _cast_expr(dt, dt)
-        _k.run(out.device, expr, T, out._buf, dt, [_k.scalar(value, _scalar_t32(dt), conv)],
-               list(out.shape), name="fill")
-    return out
+    return out.device.ops.fill(out, value)
 
 
 def _coerce_fill(value: Any, dt: DType, what: str) -> Any:
@@ -155,25 +139,7 @@ def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
     dt = as_dtype(dtype) if dtype is not None else (default_float(dev) if is_float else default_int(dev))
     dt = check_dtype(dev, dt, "arange")
     n = max(0, math.ceil((stop - start) / step))
-    if dev.is_cpu:
-        np = _np()
-        return Array._from_numpy(dev, np.arange(start, stop, step, dtype=np.dtype(dt.name)), dt)
-    if dt.kind == "b":
-        raise TypeError("arange: bool dtype is not supported; use a numeric dtype")
-    out = Array._empty(dev, (n,), dt)
-    if n:
-        if dt.kind in "iu":
-            check_scalar_fits(int(start), dt, "arange")
-            check_scalar_fits(int(start + (n - 1) * step), dt, "arange")
-        from .manipulation import _scalar_t32
-
-        row = _table.get("arange_kernel")
-        T = _k.compute_type(dt)
-        sdt = _scalar_t32(dt)
-        cast = float if dt.kind == "f" else int
-        _k.run(dev, row.expr(_k.kind_of(dt)), T, out._buf, dt,
-               [_k.scalar(cast(start), sdt, T), _k.scalar(cast(step), sdt, T)], [n], name="arange")
-    return out
+    return dev.ops.arange(start, stop, step, n, dt)
 
 
 def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: Any = None,
@@ -186,24 +152,8 @@ def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: A
             raise TypeError(f"linspace: {name} must be a real number, got {v!r}")
     dev = as_device(device)
     dt = check_dtype(dev, as_dtype(dtype) if dtype is not None else default_float(dev), "linspace")
-    if dev.is_cpu:
-        np = _np()
-        return Array._from_numpy(dev, np.linspace(start, stop, num, endpoint=endpoint,
-                                                  dtype=np.dtype(dt.name)), dt)
-    div = (num - 1) if endpoint else num
-    step = (stop - start) / div if div > 0 else 0.0
-    last = float(stop) if endpoint and num > 1 else float(start + (num - 1) * step)
     fdt = dt if dt.kind == "f" else check_dtype(dev, default_float(dev), "linspace")
-    out = Array._empty(dev, (num,), fdt)
-    if num:
-        from .manipulation import _scalar_t32
-
-        row = _table.get("linspace_kernel")
-        sdt = _scalar_t32(fdt)
-        _k.run(dev, row.expr("f"), "f32", out._buf, fdt,
-               [_k.scalar(float(start), sdt, "f32"), _k.scalar(float(step), sdt, "f32"),
-                _k.scalar(last, sdt, "f32")], [num], name="linspace")
-    return out if fdt is dt else out.astype(dt)
+    return dev.ops.linspace(start, stop, num, endpoint, dt, fdt)
 
 
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,
@@ -215,17 +165,8 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
         if isinstance(v, bool) or not isinstance(v, int):
             raise TypeError(f"eye: {name} must be an int, got {v!r}")
     dev, dt = _dev_dtype(device, dtype, None, "eye")
-    shape = norm_shape((n_rows, n_cols), "eye shape")
-    if dev.is_cpu:
-        np = _np()
-        return Array._from_numpy(dev, np.eye(n_rows, n_cols, k=k, dtype=np.dtype(dt.name)), dt)
-    out = Array._empty(dev, shape, dt)
-    if out.size:
-        row = _table.get("eye_kernel")
-        T = _k.compute_type(dt)
-        _k.run(dev, row.expr(_k.kind_of(dt)), T, out._buf, dt, [], list(shape),
-               prm=(n_cols, 0, k, 0), name="eye")
-    return out
+    n_rows, n_cols = norm_shape((n_rows, n_cols), "eye shape")
+    return dev.ops.eye(n_rows, n_cols, k, dt)
 
 
 def _tri(x: Array, k: int, name: str) -> Array:
@@ -235,17 +176,7 @@ def _tri(x: Array, k: int, name: str) -> Array:
         raise ValueError(f"{name} needs an array with >= 2 dimensions, got shape {x.shape}")
     if isinstance(k, bool) or not isinstance(k, int):
         raise TypeError(f"{name}: k must be an int, got {k!r}")
-    if x.device.is_cpu:
-        np = _np()
-        return Array._from_numpy(x.device, getattr(np, name)(x._np(), k=k), x.dtype)
-    out = Array._empty(x.device, x.shape, x.dtype)
-    if out.size:
-        row = _table.get(name)
-        T = _k.compute_type(x.dtype)
-        rows, cols = x.shape[-2], x.shape[-1]
-        _k.run(x.device, row.expr(_k.kind_of(x.dtype)), T, out._buf, x.dtype,
-               [_k.buf(x._buf, x.dtype, T)], list(x.shape), prm=(cols, rows, k, 0), name=name)
-    return out
+    return x.device.ops.tri(x, k, name == "triu")
 
 
 def tril(x: Array, /, *, k: int = 0) -> Array:
@@ -262,7 +193,6 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array]:
     """Coordinate grids from 1-D arrays (``indexing='xy'`` swaps the first two axes)."""
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
-    from .manipulation import broadcast_to, reshape
 
     for a in arrays:
         if not isinstance(a, Array) or a.ndim != 1:

@@ -1,9 +1,10 @@
 """Device, DeviceDescriptor and Buffer: what a user holds once a device is open.
 
 A :class:`Device` is backend-neutral. All backend work goes through its
-``impl`` (a :class:`DeviceImpl`): ``backends/cpu.py`` implements it over NumPy,
-``backends/webgpu_common.py`` over the WebGPU facade that the wgpu-py and the
-browser backends provide.
+``impl`` (a :class:`DeviceImpl`): ``runtime/cpu.py`` implements it over NumPy,
+``runtime/webgpu_common.py`` over the WebGPU facade that the wgpu-py and the
+browser backends provide. Array ops go through ``device.ops``, the op provider the impl
+makes (``impl.make_ops(device)``; see ``pyaccel/ops/provider.py``).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class DeviceImpl(Protocol):
     async def synchronize_async(self) -> None: ...
     def memory_stats(self) -> dict[str, int]: ...
     def info_lines(self) -> list[str]: ...
+    def make_ops(self, device: Device) -> Any: ...
 
 
 class Device:
@@ -69,7 +71,7 @@ class Device:
         self.descriptor = descriptor
         self.impl = impl
         self._lock = threading.RLock()
-        self._kernel_cache: dict[Any, Any] = {}
+        self._ops: Any = None
 
     # -- identity ---------------------------------------------------------
     @property
@@ -106,6 +108,15 @@ class Device:
     @property
     def limits(self) -> Limits:
         return self.impl.limits
+
+    @property
+    def ops(self) -> Any:
+        """The device's op provider (``pyaccel.ops.provider.OpProvider``), made once by
+        ``impl.make_ops(self)``: what the array namespace functions execute on."""
+        ops = self._ops
+        if ops is None:
+            ops = self._ops = self.impl.make_ops(self)
+        return ops
 
     @property
     def is_cpu(self) -> bool:

@@ -1,9 +1,13 @@
-"""Data types: one table that says how each dtype is stored on each kind of device.
+"""Data types, and one table (:data:`DTYPE_TABLE`) that says how each is stored and computed.
 
 WGSL can store only 32-bit scalars (and f16 with the ``shader-f16`` feature), so
 on WebGPU devices bool is stored as u32 (0/1) and int8/int16/uint8/uint16 are
 stored widened to i32/u32 (results wrap to the narrow type after every op).
-float64/int64/uint64 exist on the cpu device only.
+float64/int64/uint64 need :attr:`Capability.FLOAT64` / ``INT64`` (the cpu device).
+
+Adding a dtype (step 7: complex, emulated 64-bit) is a new :class:`DType` singleton and a
+:class:`DTypeRow` here, plus its WGSL function file (``pyaccel/ops/ew_<name>.wgsl``);
+see docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .capabilities import Capability
 from .errors import UnsupportedDTypeError
 
 
@@ -21,13 +26,18 @@ class DType:
     name: str
     kind: str  # "b" bool, "i" signed int, "u" unsigned int, "f" float
     itemsize: int  # logical size in bytes (host / NumPy)
-    wgsl: str | None  # WGSL storage type on WebGPU devices (None: cpu only)
     char: str  # struct/array module format character
 
     @property
+    def wgsl(self) -> str | None:
+        """WGSL storage type on WebGPU devices (None: no WGSL storage), from :data:`DTYPE_TABLE`."""
+        return DTYPE_TABLE[self].wgsl_storage
+
+    @property
     def storage_itemsize(self) -> int:
-        """Bytes per element in a WebGPU buffer."""
-        return 2 if self.wgsl == "f16" else 4
+        """Bytes per element in a WebGPU buffer (from :data:`DTYPE_TABLE`)."""
+        lay = WGSL_LAYOUT.get(self)
+        return lay.itemsize if lay is not None else 4
 
     @property
     def bits(self) -> int:
@@ -56,18 +66,18 @@ class DType:
         return np.dtype(self.name)
 
 
-bool_ = DType("bool", "b", 1, "u32", "?")
-int8 = DType("int8", "i", 1, "i32", "b")
-int16 = DType("int16", "i", 2, "i32", "h")
-int32 = DType("int32", "i", 4, "i32", "i")
-int64 = DType("int64", "i", 8, None, "q")
-uint8 = DType("uint8", "u", 1, "u32", "B")
-uint16 = DType("uint16", "u", 2, "u32", "H")
-uint32 = DType("uint32", "u", 4, "u32", "I")
-uint64 = DType("uint64", "u", 8, None, "Q")
-float16 = DType("float16", "f", 2, "f16", "e")
-float32 = DType("float32", "f", 4, "f32", "f")
-float64 = DType("float64", "f", 8, None, "d")
+bool_ = DType("bool", "b", 1, "?")
+int8 = DType("int8", "i", 1, "b")
+int16 = DType("int16", "i", 2, "h")
+int32 = DType("int32", "i", 4, "i")
+int64 = DType("int64", "i", 8, "q")
+uint8 = DType("uint8", "u", 1, "B")
+uint16 = DType("uint16", "u", 2, "H")
+uint32 = DType("uint32", "u", 4, "I")
+uint64 = DType("uint64", "u", 8, "Q")
+float16 = DType("float16", "f", 2, "e")
+float32 = DType("float32", "f", 4, "f")
+float64 = DType("float64", "f", 8, "d")
 
 ALL_DTYPES: tuple[DType, ...] = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
                                  float16, float32, float64)
@@ -109,3 +119,90 @@ def as_dtype(x: Any) -> DType:
 def from_wgsl(t: str) -> DType | None:
     """DType of a WGSL scalar type name (f32, i32, u32, f16), else None."""
     return WGSL_SCALARS.get(t)
+
+
+# ---------------------------------------------------------------------------
+# The dtype table: per logical dtype, what a device needs to hold it, its WGSL storage
+# and compute types, and the WGSL function library that implements its op families.
+# Host conversions (array.py, _host.py) and the kernels (ops/) read it.
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class StorageLayout:
+    """How elements of one dtype sit in a device buffer.
+
+    ``itemsize``: bytes per element; ``char``: struct/array format of one lane;
+    ``numpy``: NumPy dtype name of one lane; ``lanes``: scalars per element (2 for an
+    emulated 64-bit type or a complex number, later).
+    """
+
+    itemsize: int
+    char: str
+    numpy: str
+    lanes: int = 1
+
+
+@dataclass(frozen=True)
+class DTypeRow:
+    """One row of :data:`DTYPE_TABLE`.
+
+    needs: the capability a device must have to hold the dtype (NONE: every device).
+    wgsl_storage / wgsl_compute: WGSL types of a stored element and of the arithmetic on
+    it (None: no WGSL representation). functions: the WGSL function file (``ops/<name>.wgsl``)
+    implementing the elementwise op families for the compute type. wrap: WGSL expression
+    re-narrowing a 32-bit result ``r`` to the dtype (widened narrow ints), or None.
+    """
+
+    dtype: DType
+    needs: Capability
+    wgsl_storage: str | None
+    wgsl_compute: str | None
+    functions: str | None
+    wrap: str | None = None
+
+    def supported_by(self, caps: Capability) -> bool:
+        return self.needs in caps
+
+    @property
+    def host_layout(self) -> StorageLayout:
+        """The host (NumPy / struct) layout: what the cpu device stores."""
+        return StorageLayout(self.dtype.itemsize, self.dtype.char, self.dtype.name)
+
+    @property
+    def wgsl_layout(self) -> StorageLayout | None:
+        """The layout in a WebGPU buffer (None where WGSL cannot store the dtype)."""
+        st = self.wgsl_storage
+        if st is None:
+            return None
+        return StorageLayout(*_WGSL_SCALAR_LAYOUT[st])
+
+
+_WGSL_SCALAR_LAYOUT = {"f32": (4, "f", "float32"), "f16": (2, "e", "float16"),
+                       "i32": (4, "i", "int32"), "u32": (4, "I", "uint32")}
+_NONE = Capability.NONE
+DTYPE_TABLE: dict[DType, DTypeRow] = {r.dtype: r for r in (
+    DTypeRow(bool_, _NONE, "u32", "u32", "ew_uint"),
+    DTypeRow(int8, _NONE, "i32", "i32", "ew_sint", "(r << 24u) >> 24u"),
+    DTypeRow(int16, _NONE, "i32", "i32", "ew_sint", "(r << 16u) >> 16u"),
+    DTypeRow(int32, _NONE, "i32", "i32", "ew_sint"),
+    DTypeRow(int64, Capability.INT64, None, None, None),
+    DTypeRow(uint8, _NONE, "u32", "u32", "ew_uint", "r & 0xffu"),
+    DTypeRow(uint16, _NONE, "u32", "u32", "ew_uint", "r & 0xffffu"),
+    DTypeRow(uint32, _NONE, "u32", "u32", "ew_uint"),
+    DTypeRow(uint64, Capability.INT64, None, None, None),
+    DTypeRow(float16, Capability.F16, "f16", "f32", "ew_float"),
+    DTypeRow(float32, _NONE, "f32", "f32", "ew_float"),
+    DTypeRow(float64, Capability.FLOAT64, None, None, None),
+)}
+# WebGPU buffer layout per dtype (dtypes WGSL cannot store are absent)
+WGSL_LAYOUT: dict[DType, StorageLayout] = {
+    d: lay for d, r in DTYPE_TABLE.items() if (lay := r.wgsl_layout) is not None}
+# host layout per dtype (the cpu device stores these)
+HOST_LAYOUT: dict[DType, StorageLayout] = {d: r.host_layout for d, r in DTYPE_TABLE.items()}
+# WGSL compute type -> its function library (ops/<name>.wgsl)
+WGSL_FUNCTIONS: dict[str, str] = {r.wgsl_compute: r.functions for r in DTYPE_TABLE.values()
+                                  if r.wgsl_compute is not None and r.functions is not None}
+
+
+def dtypes_for(caps: Capability) -> tuple[DType, ...]:
+    """Every dtype a device with capabilities ``caps`` holds (in :data:`ALL_DTYPES` order)."""
+    return tuple(d for d in ALL_DTYPES if DTYPE_TABLE[d].supported_by(caps))

@@ -2,8 +2,11 @@
 
 Every function broadcasts its array arguments, accepts Python scalars as *weak*
 operands (``x + 1`` keeps x's dtype; see :mod:`pyaccel.promotion`) and returns a new
-Array on the arguments' device. On ``cpu:0`` the table's NumPy function computes the
-result; on WebGPU devices one generated kernel per (op, dtypes) is recorded (no wait).
+Array on the arguments' device. Validation, promotion and broadcasting happen here once;
+the device's op provider computes the result (``device.ops.elementwise``): on ``cpu:0``
+the table's NumPy function, on WebGPU devices one generated kernel per (op, dtypes),
+recorded without a wait. A call whose signature was seen before replays the provider's
+memo (no promotion, no planning).
 
 Semantics on WebGPU devices (what the tests check against NumPy):
 
@@ -34,12 +37,11 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from . import _host
-from ._shapes import broadcast_shapes, broadcast_strides
-from .array import Array, prod
+from ._dispatch import register
+from ._shapes import broadcast_shapes
+from .array import Array
 from .device import Device
-from .dtypes import DType, bool_, float32, int32, uint32
-from .ops import elementwise as _k
+from .dtypes import DType, bool_
 from .ops import table as _table
 from .ops.table import CATEGORIES, OpDef
 from .promotion import (
@@ -111,50 +113,11 @@ def _result(row: OpDef, dt: DType, dev: Device) -> tuple[DType, DType]:
     return dt, dt
 
 
-def _t32(dt: DType) -> DType:
-    """A dtype whose compute type is the one of ``dt`` (for scalar bit patterns)."""
-    t = _k.compute_type(dt)
-    return {"f32": float32, "i32": int32, "u32": uint32}[t] if dt.kind != "b" else bool_
-
-
-def apply(name: str, *args: Any) -> Array:
-    """Apply the elementwise op ``name`` of the table to arrays / Python scalars."""
-    row = _table.get(name)
-    return _apply(row, args)
-
-
-class _Fast:
-    """A memoised GPU call of one op row on one signature of arguments (dtype, shape,
-    device and buffer size of each array; the Python type of each scalar): everything
-    :func:`_apply` derives from the signature is fixed, so a repeat call only checks
-    int scalars' ranges, takes an output buffer and records the kernel."""
-
-    __slots__ = ("dev", "shape", "dt", "nbytes", "plan", "fits", "conv")
-
-    def __init__(self, dev: Device, shape: tuple[int, ...], dt: DType, nbytes: int, plan: _k.Plan,
-                 fits: tuple[int, ...], conv: DType) -> None:
-        self.dev = dev
-        self.shape = shape
-        self.dt = dt
-        self.nbytes = nbytes
-        self.plan = plan
-        self.fits = fits  # argument indexes of int scalars to range-check
-        self.conv = conv
-
-    def __call__(self, name: str, args: tuple[Any, ...]) -> Array:
-        for k in self.fits:
-            check_scalar_fits(args[k], self.conv, name)
-        plan = self.plan
-        handles = [args[k]._buf.handle for k in plan.bufs]
-        values = [args[k] for k, _ in plan.scal] if plan.scal else ()
-        dev = self.dev
-        out = Array._output(dev, self.shape, self.dt, self.nbytes)
-        with dev._lock:
-            plan.record(out._buf._handle, handles, values)
-        return out
-
-
-_FAST: dict[tuple, _Fast] = {}
+# signature -> (indexes of int scalars to range-check, their dtype, the provider's memo):
+# everything _apply derives from a signature (dtype, shape, device and buffer size of each
+# array; the Python type of each scalar) is fixed, so a repeat call only checks int
+# scalars' ranges and replays the memo (an output buffer and one recorded kernel).
+_FAST: dict[tuple, tuple[tuple[int, ...], DType, Callable[[tuple[Any, ...]], Array]]] = {}
 _FAST_LIMIT = 1024
 _SIG_SCALARS = (bool, int, float)
 
@@ -177,7 +140,10 @@ def _apply(row: OpDef, args: tuple[Any, ...]) -> Array:
     if key is not None:
         fast = _FAST.get(key)
         if fast is not None:
-            return fast(row.name, args)
+            fits, conv, run = fast
+            for k in fits:
+                check_scalar_fits(args[k], conv, row.name)
+            return run(args)
     return _apply_slow(row, args, key)
 
 
@@ -211,72 +177,13 @@ def _apply_slow(row: OpDef, args: tuple[Any, ...], key: tuple | None) -> Array:
             check_scalar_fits(a, conv_dt, name)
             fits.append(k)
     shape = broadcast_shapes(*(a.shape for a in arrays))
-    if dev.is_cpu:
-        return _apply_cpu(row, args, cdt, out_dt, dev)
-    if prod(shape) == 0:
-        return Array._empty(dev, shape, out_dt)
-    out = Array._output(dev, shape, out_dt)
-    T = _k.compute_type(cdt) if not row.args or "T" in row.args else "u32"
-    kind = "b" if row.args and all(a == "bool" for a in row.args) else _k.kind_of(cdt)
-    if kind == "f" and cdt.name == "float16":
-        kind = "h"
-    expr = row.expr(kind)
-    if expr is None:
-        raise TypeError(f"{name} is not defined for {cdt.name} data")
-    ops = []
-    for k, a in enumerate(args):
-        conv = row.args[k] if row.args else "T"
-        conv = T if conv == "T" else conv
-        if isinstance(a, Array):
-            ops.append(_k.buf(a._buf, a.dtype, conv, 0, broadcast_strides(a.shape, shape)))
-        else:
-            sdt = bool_ if conv == "bool" else _t32(cdt)
-            ops.append(_k.scalar(a, sdt, conv))
-    plan = _k.plan(dev, expr, T, out._buf.nbytes, out_dt, ops, shape, name=name)
-    if plan is None:  # more than MAXD dims after merging: run() splits it
-        _k.run(dev, expr, T, out._buf, out_dt, ops, shape, name=name)
-        return out
-    with dev._lock:
-        plan.record(out._buf.handle, [ops[k].buf.handle for k in plan.bufs],  # type: ignore[union-attr]
-                    [ops[k].value for k, _ in plan.scal])
+    out, fast = dev.ops.elementwise(row, args, shape, cdt, out_dt)
     # memoise for this signature when nothing depended on the dtype policy (downcasts)
-    if key is not None and cdt is cdt0 and out_dt is out_dt0:
+    if fast is not None and key is not None and cdt is cdt0 and out_dt is out_dt0:
         if len(_FAST) >= _FAST_LIMIT:
             _FAST.clear()
-        _FAST[key] = _Fast(dev, shape, out_dt, out._buf.nbytes, plan, tuple(fits), conv_dt)
+        _FAST[key] = (tuple(fits), conv_dt, fast)
     return out
-
-
-def _np_arg(np: Any, a: Any, cdt: DType, row: OpDef) -> Any:
-    if isinstance(a, Array):
-        v = a._np()
-        if row.dtypes == "floating" and a.dtype is not cdt:
-            return v.astype(np.dtype(cdt.name))
-        return v
-    return a
-
-
-def _apply_cpu(row: OpDef, args: tuple[Any, ...], cdt: DType, out_dt: DType, dev: Device) -> Array:
-    np = _host.numpy() or __import__("numpy")
-    fn = _np_func(np, row.numpy)
-    vals = [_np_arg(np, a, cdt, row) for a in args]
-    if row.name == "where":
-        vals[1:] = [np.asarray(v, dtype=np.dtype(cdt.name)) if not isinstance(a, Array) else v
-                    for v, a in zip(vals[1:], args[1:], strict=True)]
-    with np.errstate(all="ignore"):
-        r = fn(*vals)
-    r = np.asarray(r)
-    want = np.dtype(out_dt.name)
-    if r.dtype != want:
-        r = r.astype(want)
-    return Array._from_numpy(dev, r, out_dt)
-
-
-def _np_func(np: Any, path: str) -> Callable[..., Any]:
-    obj: Any = np
-    for part in path.split("."):
-        obj = getattr(obj, part)
-    return obj
 
 
 # ---------------------------------------------------------------------------
@@ -353,33 +260,9 @@ def clip(x: Array, /, min: Any = None, max: Any = None) -> Array:  # noqa: A002 
         else:
             raise _type_error_operand("clip", v)
         bounds.append(v)
-    if x.device.is_cpu:
-        np = _host.numpy() or __import__("numpy")
-        lo_, hi_ = (b._np() if isinstance(b, Array) else b for b in bounds)
-        with np.errstate(all="ignore"):
-            r = np.asarray(np.clip(x._np(), lo_, hi_)).astype(np.dtype(dt.name), copy=False)
-        return Array._from_numpy(x.device, r, dt)
-    return _apply_same_dtype(row, (x, bounds[0], bounds[1]), dt)
-
-
-def _apply_same_dtype(row: OpDef, args: tuple[Any, ...], dt: DType) -> Array:
-    """GPU: apply a row with every operand converted to ``dt`` (clip)."""
-    arrays = [a for a in args if isinstance(a, Array)]
-    dev = common_device(*(a.device for a in arrays))
-    shape = broadcast_shapes(*(a.shape for a in arrays))
-    if prod(shape) == 0:
-        return Array._empty(dev, shape, dt)
-    out = Array._output(dev, shape, dt)
-    T = _k.compute_type(dt)
-    expr = row.expr(_k.kind_of(dt))
-    ops = []
-    for a in args:
-        if isinstance(a, Array):
-            ops.append(_k.buf(a._buf, a.dtype, T, 0, broadcast_strides(a.shape, shape)))
-        else:
-            ops.append(_k.scalar(a, _t32(dt), T))
-    _k.run(dev, expr, T, out._buf, dt, ops, shape, name=row.name)
-    return out
+    common_device(*(a.device for a in (x, *bounds) if isinstance(a, Array)))
+    broadcast_shapes(*(a.shape for a in (x, *bounds) if isinstance(a, Array)))
+    return x.device.ops.clip(x, bounds[0], bounds[1])
 
 
 def where(condition: Any, x1: Any, x2: Any, /) -> Array:
@@ -388,3 +271,5 @@ def where(condition: Any, x1: Any, x2: Any, /) -> Array:
 
 
 __all__ = [r.name for r in _table.ELEMENTWISE]
+
+register(**{name: globals()[name] for name in __all__})

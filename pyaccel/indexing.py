@@ -4,7 +4,9 @@ Keys: ints, slices (any step), ``...``, ``None``, Python bools, integer arrays (
 Arrays, lists, NumPy arrays; broadcast together, NumPy's placement rules for the
 result axes) and boolean masks.
 
-On WebGPU devices basic indexing is one strided gather (getitem) or scatter
+This module parses keys (shared by every device) and calls the device's op provider
+(``device.ops.getitem`` / ``setitem``): on ``cpu:0`` NumPy indexing; on WebGPU devices
+basic indexing is one strided gather (getitem) or scatter
 (setitem) kernel; integer-array indexing first computes the element offsets of the
 indexed axes on the device (int32), then gathers or scatters through them. A boolean
 mask has a data-dependent result shape, so it reads the mask back to the host (a
@@ -22,10 +24,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import _host
-from ._shapes import broadcast_shapes, broadcast_strides
-from .array import Array, asarray, prod
+from . import elementwise as ew
+from ._dispatch import register
+from ._shapes import broadcast_shapes, contiguous_strides
+from .array import Array, _assign_inplace, asarray
 from .dtypes import int32
-from .ops import elementwise as _k
+from .manipulation import broadcast_to, reshape
 from .promotion import check_scalar_fits
 
 __all__ = ["getitem", "setitem"]
@@ -123,7 +127,7 @@ def _bool_positions(x: Array, key: Any, mask: Any, dims: tuple[int, ...]) -> lis
         raise _key_error(x, key, f"boolean index of shape {tuple(mshape)} does not match the indexed "
                                  f"axes of shape {tuple(dims)}")
     cols: list[list[int]] = [[] for _ in dims]
-    strides = _k.contiguous_strides(dims)
+    strides = contiguous_strides(dims)
     for j, v in enumerate(flat):
         if v:
             for a, s in enumerate(strides):
@@ -131,9 +135,9 @@ def _bool_positions(x: Array, key: Any, mask: Any, dims: tuple[int, ...]) -> lis
     return [(c, (len(c),)) for c in cols]
 
 
-def _plan(x: Array, key: Any) -> _Plan:
+def plan_key(x: Array, key: Any) -> _Plan:
     items = _normalize_key(x, key)
-    st = _k.contiguous_strides(x.shape)
+    st = contiguous_strides(x.shape)
     p = _Plan()
     d = 0
     basic: list[tuple[int, int, int]] = []  # (position in key walk, size, stride)
@@ -217,7 +221,8 @@ def _is_bool_list(k: Any) -> bool:
     return bool(flat) and all(isinstance(v, bool) for v in flat)
 
 
-def _np_key(x: Array, key: Any) -> Any:
+def numpy_key(x: Array, key: Any, view: Any) -> Any:
+    """``key`` for NumPy indexing of host memory: index Arrays become NumPy arrays (``view``)."""
     items = key if isinstance(key, tuple) else (key,)
     out = []
     for k in items:
@@ -225,17 +230,14 @@ def _np_key(x: Array, key: Any) -> Any:
             if k.device is not x.device:
                 raise _key_error(x, key, f"the index array is on {k.device.uri}, the array on "
                                          f"{x.device.uri}; move it with idx.to_device(...)")
-            out.append(k._np())
+            out.append(view(k))
         else:
             out.append(k)
     return tuple(out)
 
 
-def _offsets(x: Array, p: _Plan) -> tuple[Array, tuple[int, ...]]:
+def adv_offsets(x: Array, p: _Plan) -> tuple[Array, tuple[int, ...]]:
     """int32 element offsets (shape = broadcast of the index arrays) of the advanced indices."""
-    from . import elementwise as ew
-    from .manipulation import broadcast_to
-
     dev = x.device
     idx_arrays = []
     for idx, n, stride in p.adv:
@@ -245,7 +247,7 @@ def _offsets(x: Array, p: _Plan) -> tuple[Array, tuple[int, ...]]:
         else:
             flat, shape = idx
             a = asarray(flat, dtype=int32, device=dev)
-            a = Array(a._buf, shape, int32, dev)
+            a = Array._new(a._buf, shape, int32, dev)
         idx_arrays.append((a, stride))
     bshape = broadcast_shapes(*(a.shape for a, _ in idx_arrays))
     total = None
@@ -258,9 +260,9 @@ def _offsets(x: Array, p: _Plan) -> tuple[Array, tuple[int, ...]]:
     return total, bshape
 
 
-def _layout(p: _Plan, bshape: tuple[int, ...]) -> tuple[list[int], list[int], list[int]]:
+def adv_layout(p: _Plan, bshape: tuple[int, ...]) -> tuple[list[int], list[int], list[int]]:
     """(result shape, x strides, offset-array strides) with the advanced block placed."""
-    bst = _k.contiguous_strides(bshape)
+    bst = contiguous_strides(bshape)
     if p.adv_first:
         shape = list(bshape) + [s for s, _ in p.after]
         xs = [0] * len(bshape) + [t for _, t in p.after]
@@ -274,26 +276,7 @@ def _layout(p: _Plan, bshape: tuple[int, ...]) -> tuple[list[int], list[int], li
 
 def getitem(x: Array, key: Any) -> Array:
     """``x[key]`` (a new array)."""
-    if x.device.is_cpu:
-        np = _host.numpy() or __import__("numpy")
-        r = x._np()[_np_key(x, key)]
-        return Array._from_numpy(x.device, np.asarray(r), x.dtype)
-    p = _plan(x, key)
-    from .manipulation import gather
-
-    if not p.adv:
-        shape = [s for s, _ in p.after]
-        return gather(x, shape, p.offset, [t for _, t in p.after])
-    offs, bshape = _offsets(x, p)
-    shape, xs, os_ = _layout(p, bshape)
-    out = Array._empty(x.device, tuple(shape), x.dtype)
-    if out.size:
-        T = _k.compute_type(x.dtype)
-        _k.run(x.device, "x", T, out._buf, x.dtype,
-               [_k.Operand("gather", x.dtype, T, x._buf, p.offset, tuple(xs)),
-                _k.Operand("index", int32, "i32", offs._buf, 0, tuple(os_))],
-               shape, name="take")
-    return out
+    return x.device.ops.getitem(x, key)
 
 
 def _value_operand(x: Array, value: Any) -> Any:
@@ -320,47 +303,10 @@ def _value_operand(x: Array, value: Any) -> Any:
 
 def setitem(x: Array, key: Any, value: Any) -> None:
     """``x[key] = value`` in place (value broadcast and cast to x's dtype)."""
-    if x.device.is_cpu:
-        np = _host.numpy() or __import__("numpy")
-        v = _value_operand(x, value)
-        with np.errstate(all="ignore"):
-            x._np()[_np_key(x, key)] = v._np() if isinstance(v, Array) else v
-        return
-    v = _value_operand(x, value)
-    if (isinstance(key, Array) and key.dtype.kind == "b" and not isinstance(v, Array)
-            and key.shape == x.shape[: key.ndim]):
-        _masked_fill(x, key, v)
-        return
-    p = _plan(x, key)
-    from .manipulation import scatter
-
-    if not p.adv:
-        shape = [s for s, _ in p.after]
-        if isinstance(v, Array):
-            _check_value_shape(v, shape, key, x)
-        scatter(x, shape, p.offset, [t for _, t in p.after], v)
-        return
-    offs, bshape = _offsets(x, p)
-    shape, xs, os_ = _layout(p, bshape)
-    if not prod(shape):
-        return
-    if isinstance(v, Array):
-        _check_value_shape(v, shape, key, x)
-        from .manipulation import _cast_expr
-
-        expr, T, conv = _cast_expr(v.dtype, x.dtype)
-        src = _k.buf(v._buf, v.dtype, conv, 0, broadcast_strides(v.shape, shape))
-    else:
-        from .manipulation import _cast_expr, _scalar_t32
-
-        expr, T, conv = _cast_expr(x.dtype, x.dtype)
-        src = _k.scalar(v, _scalar_t32(x.dtype), conv)
-    _k.run(x.device, expr, T, x._buf, x.dtype,
-           [src, _k.Operand("index", int32, "i32", offs._buf, 0, tuple(os_))],
-           shape, out_offset=p.offset, out_strides=xs, store="index", name="scatter")
+    x.device.ops.setitem(x, key, _value_operand(x, value))
 
 
-def _check_value_shape(v: Array, shape: list[int], key: Any, x: Array) -> None:
+def check_value_shape(v: Array, shape: list[int], key: Any, x: Array) -> None:
     try:
         ok = broadcast_shapes(v.shape, tuple(shape)) == tuple(shape)
     except ValueError:
@@ -370,13 +316,12 @@ def _check_value_shape(v: Array, shape: list[int], key: Any, x: Array) -> None:
                          f"indexed shape {tuple(shape)}")
 
 
-def _masked_fill(x: Array, mask: Array, v: Any) -> None:
-    from . import elementwise as ew
-    from .array import _assign_inplace
-    from .manipulation import reshape
-
+def masked_fill(x: Array, mask: Array, v: Any) -> None:
     m = reshape(mask, mask.shape + (1,) * (x.ndim - mask.ndim))
     res = ew.where(m, v, x)
     if res.dtype is not x.dtype:
         res = res.astype(x.dtype)
     _assign_inplace(x, res, "setitem")
+
+
+register(getitem=getitem, setitem=setitem)

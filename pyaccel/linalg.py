@@ -2,7 +2,8 @@
 namespace) and a subset of the Array API ``linalg`` extension (``diagonal``, ``trace``,
 ``outer``, ``vector_norm``, ``matrix_norm`` with ord 'fro', 1, -1, inf, -inf).
 
-On WebGPU devices ``matmul`` runs :func:`pyaccel.ops.gpu_kernels.matmul` (tiled; batch
+``matmul`` and ``diagonal`` run on the device's op provider; the rest are built from
+namespace functions. On WebGPU devices ``matmul`` runs :func:`pyaccel.ops.gpu_kernels.matmul` (tiled; batch
 dimensions broadcast with stride 0 when one side has a single matrix, else the smaller
 side is broadcast first). Integer products wrap; float16 accumulates in float32.
 Decompositions (``svd``, ``inv``, ``solve``, ...) are not implemented.
@@ -13,23 +14,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from . import _host
-from ._shapes import broadcast_shapes, normalize_axis
-from .array import Array, prod
-from .dtypes import int8, int16, int32, uint8, uint16, uint32
-from .manipulation import broadcast_to, matrix_transpose, permute_dims, reshape
-from .ops import elementwise as _k
-from .promotion import check_dtype, common_device, promote
+from . import elementwise as ew
+from . import reductions as red
+from ._dispatch import register
+from ._shapes import broadcast_shapes, normalize_axis, prod
+from .array import Array
+from .manipulation import matrix_transpose, permute_dims, reshape
+from .promotion import check_dtype, common_device, default_float, promote
 
 __all__ = ["diagonal", "matmul", "matrix_norm", "matrix_transpose", "outer", "tensordot", "trace",
            "vecdot", "vector_norm"]
-
-_NARROW_WIDE = {int8: int32, int16: int32, uint8: uint32, uint16: uint32}
-
-
-def _np() -> Any:
-    return _host.numpy() or __import__("numpy")
-
 
 def _check(x: Any, what: str) -> Array:
     if not isinstance(x, Array):
@@ -52,48 +46,13 @@ def matmul(x1: Array, x2: Array, /) -> Array:
     dt = check_dtype(dev, dt, "matmul")
     a_shape = (1,) + x1.shape if x1.ndim == 1 else x1.shape
     b_shape = x2.shape + (1,) if x2.ndim == 1 else x2.shape
-    M, K = a_shape[-2], a_shape[-1]
-    K2, N = b_shape[-2], b_shape[-1]
+    K = a_shape[-1]
+    K2 = b_shape[-2]
     if K != K2:
         raise ValueError(f"matmul: shapes {x1.shape} and {x2.shape} are not aligned: {K} (last axis of "
                          f"x1) != {K2} ({'only' if x2.ndim == 1 else 'second-to-last'} axis of x2)")
-    batch_shape = broadcast_shapes(a_shape[:-2], b_shape[:-2])
-    out_shape = batch_shape + (M, N)
-    final = list(out_shape)
-    if x1.ndim == 1:
-        final.pop(-2)
-    if x2.ndim == 1:
-        final.pop(-1)
-    if dev.is_cpu:
-        np = _np()
-        a, b = x1._np(), x2._np()
-        acc = np.dtype("float32" if dt.name == "float16" else dt.name)  # as the GPU kernel
-        with np.errstate(all="ignore"):
-            r = np.matmul(a.astype(acc, copy=False), b.astype(acc, copy=False))
-        return Array._from_numpy(dev, np.asarray(r).astype(np.dtype(dt.name)), dt)
-    a = x1 if x1.dtype is dt else x1.astype(dt)
-    b = x2 if x2.dtype is dt else x2.astype(dt)
-    a = reshape(a, a_shape)
-    b = reshape(b, b_shape)
-    batch = prod(batch_shape)
-
-    def batched(x: Array, shape: tuple[int, ...]) -> tuple[Array, int]:
-        mats = prod(shape[:-2])
-        if mats == 1:
-            return x, 0
-        if shape[:-2] != batch_shape:
-            x = broadcast_to(x, batch_shape + shape[-2:])
-        return x, shape[-2] * shape[-1]
-
-    a, sa = batched(a, a_shape)
-    b, sb = batched(b, b_shape)
-    from .ops import gpu_kernels
-
-    buf = gpu_kernels.matmul(dev, a._buf, b._buf, dt, batch, M, K, N, sa, sb)
-    wide = Array(buf, tuple(final), dt, dev)
-    if dt in _NARROW_WIDE:  # the kernel wraps in 32 bits; wrap to the narrow width
-        wide = Array(buf, tuple(final), _NARROW_WIDE[dt], dev).astype(dt)
-    return wide
+    broadcast_shapes(a_shape[:-2], b_shape[:-2])
+    return dev.ops.matmul(x1, x2, dt)
 
 
 def tensordot(x1: Array, x2: Array, /, *, axes: Any = 2) -> Array:
@@ -115,14 +74,6 @@ def tensordot(x1: Array, x2: Array, /, *, axes: Any = 2) -> Array:
         if x1.shape[a] != x2.shape[b]:
             raise ValueError(f"tensordot: axis {a} of x1 (size {x1.shape[a]}) and axis {b} of x2 "
                              f"(size {x2.shape[b]}) differ")
-    if x1.device.is_cpu and x2.device.is_cpu:
-        np = _np()
-        dt = check_dtype(x1.device, promote(x1.dtype, x2.dtype), "tensordot")
-        acc = np.dtype("float32" if dt.name == "float16" else dt.name)  # as matmul
-        with np.errstate(all="ignore"):
-            r = np.tensordot(x1._np().astype(acc, copy=False), x2._np().astype(acc, copy=False),
-                             axes=(a_ax, b_ax))
-        return Array._from_numpy(x1.device, np.asarray(r).astype(np.dtype(dt.name)), dt)
     free_a = [j for j in range(x1.ndim) if j not in a_ax]
     free_b = [j for j in range(x2.ndim) if j not in b_ax]
     K = prod([x1.shape[a] for a in a_ax])
@@ -138,9 +89,7 @@ def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     """Dot product of vectors along ``axis`` (broadcasting the other axes)."""
     _check(x1, "vecdot")
     _check(x2, "vecdot")
-    from .elementwise import multiply
-    from .reductions import sum as _sum
-
+    multiply, _sum = ew.multiply, red.sum
     nd = max(x1.ndim, x2.ndim)
     ax = normalize_axis(axis, nd, "vecdot axis")
     s1 = (1,) * (nd - x1.ndim) + x1.shape
@@ -161,29 +110,12 @@ def diagonal(x: Array, /, *, offset: int = 0) -> Array:
     _check(x, "diagonal")
     if x.ndim < 2:
         raise ValueError(f"diagonal needs an array with >= 2 dimensions, got shape {x.shape}")
-    if x.device.is_cpu:
-        np = _np()
-        r = np.diagonal(x._np(), offset=offset, axis1=-2, axis2=-1)
-        return Array._from_numpy(x.device, np.asarray(r), x.dtype)
-    M, N = x.shape[-2], x.shape[-1]
-    st = _k.contiguous_strides(x.shape)
-    if offset >= 0:
-        length = max(0, min(M, N - offset))
-        start = offset * st[-1]
-    else:
-        length = max(0, min(M + offset, N))
-        start = -offset * st[-2]
-    from .manipulation import gather
-
-    return gather(x, x.shape[:-2] + (length,), start if length else 0,
-                  list(st[:-2]) + [st[-2] + st[-1]])
+    return x.device.ops.diagonal(x, offset)
 
 
 def trace(x: Array, /, *, offset: int = 0, dtype: Any = None) -> Array:
     """Sum of the ``offset``-th diagonal of the last two axes."""
-    from .reductions import sum as _sum
-
-    return _sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
+    return red.sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
 
 
 def outer(x1: Array, x2: Array, /) -> Array:
@@ -192,17 +124,12 @@ def outer(x1: Array, x2: Array, /) -> Array:
     _check(x2, "outer")
     if x1.ndim != 1 or x2.ndim != 1:
         raise ValueError(f"outer needs 1-D arrays, got shapes {x1.shape} and {x2.shape}")
-    from .elementwise import multiply
-
-    return multiply(reshape(x1, (-1, 1)), reshape(x2, (1, -1)))
+    return ew.multiply(reshape(x1, (-1, 1)), reshape(x2, (1, -1)))
 
 
 def vector_norm(x: Array, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Array:  # noqa: A002
     """Vector p-norm over ``axis`` (all axes when None); ord in {p > 0, 0, inf, -inf}."""
     _check(x, "vector_norm")
-    from . import elementwise as ew
-    from . import reductions as red
-
     a = ew.abs(x)
     if a.dtype.kind != "f":
         a = a.astype(check_dtype(x.device, _default_float(x), "vector_norm"))
@@ -221,8 +148,6 @@ def vector_norm(x: Array, /, *, axis: Any = None, keepdims: bool = False, ord: A
 
 
 def _default_float(x: Array) -> Any:
-    from .promotion import default_float
-
     return default_float(x.device)
 
 
@@ -231,9 +156,6 @@ def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: Any = "fro") -> Arr
     _check(x, "matrix_norm")
     if x.ndim < 2:
         raise ValueError(f"matrix_norm needs an array with >= 2 dimensions, got shape {x.shape}")
-    from . import elementwise as ew
-    from . import reductions as red
-
     if ord == "fro":
         return vector_norm(x, axis=(-2, -1), keepdims=keepdims, ord=2)
     if ord in (1, -1, math.inf, -math.inf):
@@ -250,3 +172,5 @@ def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: Any = "fro") -> Arr
 
 
 _ = matrix_transpose  # re-exported
+
+register(matmul=matmul)

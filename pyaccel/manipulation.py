@@ -1,11 +1,13 @@
 """Array API manipulation functions (and ``astype``, ``take``) on every device.
 
-On WebGPU devices all of them are one strided *gather* (or *scatter*) kernel of the
-elementwise skeleton: the output is written in C order while the source is read
-through an offset and per-axis strides (0 for broadcast axes, negative for flipped
-ones), converting the dtype on the way when needed. ``reshape``, ``expand_dims`` and
-``squeeze`` share the input's buffer (C-contiguous data needs no copy) unless
-``copy=True``. On ``cpu:0`` they are NumPy.
+The copies run on the device's op provider (``astype``, ``permute_dims``,
+``broadcast_to``, ``concat``, ``flip``); the others are built from those and from
+indexing. On WebGPU devices each primitive is one strided *gather* (or *scatter*)
+kernel of the elementwise skeleton: the output is written in C order while the source
+is read through an offset and per-axis strides (0 for broadcast axes, negative for
+flipped ones), converting the dtype on the way when needed. ``reshape``,
+``expand_dims`` and ``squeeze`` share the input's buffer (C-contiguous data needs no
+copy) unless ``copy=True``. On ``cpu:0`` the primitives are NumPy.
 """
 
 from __future__ import annotations
@@ -13,12 +15,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from . import _host
-from ._shapes import broadcast_shapes, broadcast_strides, normalize_axes, normalize_axis
-from .array import Array, norm_shape, prod
-from .dtypes import DType, as_dtype
-from .ops import elementwise as _k
-from .promotion import check_dtype, common_device, promote
+from ._dispatch import register
+from ._shapes import broadcast_shapes, norm_shape, normalize_axes, normalize_axis, prod
+from .array import Array, asarray
+from .dtypes import as_dtype
+from .promotion import check_dtype, common_device, index_dtype, promote
 from .registry import as_device
 
 __all__ = [
@@ -28,64 +29,11 @@ __all__ = [
 ]
 
 
-def _np() -> Any:
-    return _host.numpy() or __import__("numpy")
-
-
-def _cast_expr(src: DType, dst: DType) -> tuple[str, str, str]:
-    """(expression, compute type T, operand conversion) copying ``src`` data into ``dst``."""
-    if dst.kind == "b":
-        return "x", "u32", "bool"
-    if src.kind == "f" and dst.kind == "u":
-        # negative floats wrap like NumPy's casts on common hosts: u32(i32(x))
-        return "select(u32(x), u32(i32(x)), x < 0.0)", "f32", "f32"
-    t = _k.compute_type(dst)
-    return "x", t, t
-
-
 def _check_array(x: Any, what: str) -> Array:
     if not isinstance(x, Array):
         raise TypeError(f"{what}: expected a pyaccel Array, got {type(x).__name__}; convert it with "
                         "pyaccel.asarray(x)")
     return x
-
-
-def gather(x: Array, shape: Sequence[int], offset: int, strides: Sequence[int],
-           dtype: DType | None = None) -> Array:
-    """GPU: new C-contiguous array ``out[idx] = x.flat[offset + sum(idx * strides)]`` (cast to dtype)."""
-    dt = dtype or x.dtype
-    out = Array._empty(x.device, tuple(shape), dt)
-    if out.size:
-        expr, T, conv = _cast_expr(x.dtype, dt)
-        _k.run(x.device, expr, T, out._buf, dt, [_k.buf(x._buf, x.dtype, conv, offset, strides)],
-               list(shape), name="gather")
-    return out
-
-
-def scatter(dst: Array, shape: Sequence[int], dst_offset: int, dst_strides: Sequence[int],
-            src: Array | bool | int | float, src_strides: Sequence[int] | None = None) -> None:
-    """GPU: ``dst.flat[dst_offset + sum(idx * dst_strides)] = src[idx]`` (src broadcast / scalar)."""
-    if prod(list(shape)) == 0:
-        return
-    dt = dst.dtype
-    if isinstance(src, Array):
-        expr, T, conv = _cast_expr(src.dtype, dt)
-        op = _k.buf(src._buf, src.dtype, conv, 0,
-                    src_strides if src_strides is not None else broadcast_strides(src.shape, shape))
-    else:
-        expr, T, conv = _cast_expr(dt, dt)
-        sdt = _scalar_t32(dt)
-        op = _k.scalar(src, sdt, conv)
-    _k.run(dst.device, expr, T, dst._buf, dt, [op], list(shape), out_offset=dst_offset,
-           out_strides=list(dst_strides), store="strided", name="scatter")
-
-
-def _scalar_t32(dt: DType) -> DType:
-    from .dtypes import bool_, float32, int32, uint32
-
-    if dt.kind == "b":
-        return bool_
-    return {"f32": float32, "i32": int32, "u32": uint32}[_k.compute_type(dt)]
 
 
 # ---------------------------------------------------------------------------
@@ -99,16 +47,7 @@ def astype(x: Array, dtype: Any, /, *, copy: bool = True, device: Any = None) ->
     dt = check_dtype(x.device, as_dtype(dtype), "astype")
     if dt is x.dtype and not copy:
         return x
-    if x.device.is_cpu:
-        np = _np()
-        with np.errstate(all="ignore"):
-            return Array._from_numpy(x.device, x._np().astype(np.dtype(dt.name)), dt)
-    if dt is x.dtype:
-        out = Array._empty(x.device, x.shape, dt)
-        if x.size:
-            out._buf.copy_from(x._buf, x.size * dt.storage_itemsize)
-        return out
-    return gather(x, x.shape, 0, _k.contiguous_strides(x.shape), dt)
+    return x.device.ops.astype(x, dt)
 
 
 def reshape(x: Array, /, shape: Any, *, copy: bool | None = None) -> Array:
@@ -134,7 +73,7 @@ def reshape(x: Array, /, shape: Any, *, copy: bool | None = None) -> Array:
                          f"{shape} (size {prod(shape)}); the sizes must match")
     if copy:
         return reshape(astype(x, x.dtype, copy=True), shape, copy=False)
-    return Array(x._buf, tuple(int(d) for d in shape), x.dtype, x.device)
+    return Array._new(x._buf, tuple(int(d) for d in shape), x.dtype, x.device)
 
 
 def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
@@ -143,10 +82,7 @@ def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
     axes = tuple(normalize_axis(a, x.ndim, "permute_dims axes") for a in axes)
     if sorted(axes) != list(range(x.ndim)):
         raise ValueError(f"permute_dims: axes {axes} is not a permutation of 0..{x.ndim - 1}")
-    if x.device.is_cpu:
-        return Array._from_numpy(x.device, _np().asarray(x._np().transpose(axes)))
-    st = _k.contiguous_strides(x.shape)
-    return gather(x, [x.shape[a] for a in axes], 0, [st[a] for a in axes])
+    return x.device.ops.permute_dims(x, axes)
 
 
 def matrix_transpose(x: Array, /) -> Array:
@@ -185,7 +121,7 @@ def expand_dims(x: Array, /, axis: Any = 0) -> Array:
     shape = list(x.shape)
     for p in pos:
         shape.insert(p, 1)
-    return Array(x._buf, tuple(shape), x.dtype, x.device)
+    return Array._new(x._buf, tuple(shape), x.dtype, x.device)
 
 
 def squeeze(x: Array, /, axis: Any) -> Array:
@@ -197,7 +133,7 @@ def squeeze(x: Array, /, axis: Any) -> Array:
             raise ValueError(f"squeeze: axis {a} has size {x.shape[a]} (shape {x.shape}); only size-1 "
                              "axes can be removed")
     shape = tuple(d for j, d in enumerate(x.shape) if j not in axes)
-    return Array(x._buf, shape, x.dtype, x.device)
+    return Array._new(x._buf, shape, x.dtype, x.device)
 
 
 def broadcast_to(x: Array, /, shape: Any) -> Array:
@@ -206,9 +142,7 @@ def broadcast_to(x: Array, /, shape: Any) -> Array:
     shape = norm_shape(shape, "broadcast_to shape")
     if len(shape) < x.ndim or broadcast_shapes(x.shape, shape) != shape:
         raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}")
-    if x.device.is_cpu:
-        return Array._from_numpy(x.device, _np().broadcast_to(x._np(), shape))
-    return gather(x, shape, 0, broadcast_strides(x.shape, shape))
+    return x.device.ops.broadcast_to(x, shape)
 
 
 def broadcast_arrays(*arrays: Array) -> list[Array]:
@@ -243,20 +177,7 @@ def concat(arrays: Sequence[Array], /, *, axis: int | None = 0) -> Array:
             raise ValueError(
                 f"concat: all shapes must match except on axis {ax}; got "
                 f"{', '.join(str(b.shape) for b in arrays)}")
-    if dev.is_cpu:
-        np = _np()
-        return Array._from_numpy(dev, np.concatenate([a._np() for a in arrays], axis=ax)
-                                 .astype(np.dtype(dt.name), copy=False), dt)
-    shape = list(arrays[0].shape)
-    shape[ax] = sum(a.shape[ax] for a in arrays)
-    out = Array._empty(dev, tuple(shape), dt)
-    ost = _k.contiguous_strides(shape)
-    start = 0
-    for a in arrays:
-        if a.size:
-            scatter(out, a.shape, start * ost[ax], ost, a, _k.contiguous_strides(a.shape))
-        start += a.shape[ax]
-    return out
+    return dev.ops.concat(arrays, ax, dt)
 
 
 def stack(arrays: Sequence[Array], /, *, axis: int = 0) -> Array:
@@ -286,15 +207,7 @@ def flip(x: Array, /, *, axis: Any = None) -> Array:
     """Reverse the order of elements along ``axis`` (all axes when None)."""
     _check_array(x, "flip")
     axes = normalize_axes(axis, x.ndim, "flip axis")
-    if x.device.is_cpu:
-        return Array._from_numpy(x.device, _np().asarray(_np().flip(x._np(), axes)))
-    st = list(_k.contiguous_strides(x.shape))
-    off = 0
-    for a in axes:
-        if x.shape[a] > 0:
-            off += (x.shape[a] - 1) * st[a]
-        st[a] = -st[a]
-    return gather(x, x.shape, off, st)
+    return x.device.ops.flip(x, axes)
 
 
 def roll(x: Array, /, shift: Any, *, axis: Any = None) -> Array:
@@ -310,8 +223,6 @@ def roll(x: Array, /, shift: Any, *, axis: Any = None) -> Array:
         shifts = shifts * len(axes)
     if len(shifts) != len(axes):
         raise ValueError(f"roll: shift {shift!r} and axis {axis!r} must have the same length")
-    if x.device.is_cpu:
-        return Array._from_numpy(x.device, _np().roll(x._np(), tuple(shifts), tuple(axes)))
     total: dict[int, int] = {}
     for s, a in zip(shifts, axes, strict=True):
         a = normalize_axis(a, x.ndim, "roll axis")
@@ -336,8 +247,6 @@ def tile(x: Array, repetitions: Sequence[int], /) -> Array:
     nd = max(len(reps), x.ndim)
     reps = (1,) * (nd - len(reps)) + reps
     shape = (1,) * (nd - x.ndim) + x.shape
-    if x.device.is_cpu:
-        return Array._from_numpy(x.device, _np().tile(x._np(), reps))
     inter = []
     big = []
     for r, d in zip(reps, shape, strict=True):
@@ -363,15 +272,10 @@ def repeat(x: Array, repeats: Any, /, *, axis: int | None = None) -> Array:
         if len(reps) != x.shape[ax]:
             raise ValueError(f"repeat: {len(reps)} repeats for an axis of length {x.shape[ax]}")
         idx = [j for j, r in enumerate(reps) for _ in range(int(r))]
-        from .array import asarray
-        from .promotion import index_dtype
-
         return take(x, asarray(idx, dtype=index_dtype(x.device), device=x.device), axis=ax)
     r = int(repeats)
     if r < 0:
         raise ValueError(f"repeat: repeats must be >= 0, got {r}")
-    if x.device.is_cpu:
-        return Array._from_numpy(x.device, _np().repeat(x._np(), r, axis=ax))
     shape = list(x.shape)
     y = reshape(x, tuple(shape[: ax + 1] + [1] + shape[ax + 1:]))
     y = broadcast_to(y, tuple(shape[: ax + 1] + [r] + shape[ax + 1:]))
@@ -399,10 +303,6 @@ def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
     if indices.ndim != x.ndim:
         raise ValueError(f"take_along_axis: indices must have x's rank {x.ndim}, got shape {indices.shape}")
     ax = normalize_axis(axis, x.ndim, "take_along_axis axis")
-    if x.device.is_cpu:
-        return Array._from_numpy(x.device, _np().take_along_axis(x._np(), indices._np(), axis=ax))
-    from .creation import arange
-
     key = []
     for d in range(x.ndim):
         if d == ax:
@@ -410,5 +310,9 @@ def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
         else:
             shp = [1] * x.ndim
             shp[d] = x.shape[d]
-            key.append(reshape(arange(x.shape[d], dtype=indices.dtype, device=x.device), tuple(shp)))
+            n = x.shape[d]
+            key.append(reshape(x.device.ops.arange(0, n, 1, n, indices.dtype), tuple(shp)))
     return x[tuple(key)]
+
+
+register(astype=astype, permute_dims=permute_dims, matrix_transpose=matrix_transpose)

@@ -1,12 +1,12 @@
 """Array API statistical, searching, sorting, set and utility functions.
 
-On WebGPU devices reductions, ``cumulative_sum`` and sorting run the kernels of
-:mod:`pyaccel.ops.gpu_kernels` on the array viewed as (outer, n, inner): reduced axes
-that are adjacent need no copy; otherwise the kept axes are permuted to the front
-first (one gather). Functions whose result shape depends on the data (``nonzero``,
-``unique_*``, and ``searchsorted``, which is computed on the host) read the array back
-(a device sync), compute on the host (NumPy when present, else pure Python) and
-upload the result. On ``cpu:0`` everything is NumPy.
+Reductions, ``cumulative_sum`` and sorting run on the device's op provider (NumPy on
+``cpu:0``; on WebGPU devices the kernels of :mod:`pyaccel.ops.gpu_kernels` on the array
+viewed as (outer, n, inner): reduced axes that are adjacent need no copy; otherwise the
+kept axes are permuted to the front first, one gather). Functions whose result shape
+depends on the data (``nonzero``, ``unique_*``, and ``searchsorted``) read the array back
+(a device sync on GPUs), compute on the host (NumPy when present, else pure Python) and
+upload the result, on every device.
 
 Result dtypes follow the Array API: ``sum``/``prod``/``cumulative_sum`` of bool and
 signed ints give the default int (int64 on cpu, int32 on WebGPU), of unsigned ints the
@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import bisect
 import math
-import warnings
 from typing import Any
 
 from . import _host
-from ._shapes import normalize_axes, normalize_axis
-from .array import Array, asarray
-from .array import prod as _prod
-from .dtypes import DType, as_dtype, bool_, int8, int16, int32, uint8, uint16, uint32
+from ._shapes import contiguous_strides, normalize_axes, normalize_axis
+from ._shapes import prod as _prod
+from .array import Array, _upload_flat, asarray
+from .dtypes import DType, as_dtype, bool_
+from .elementwise import not_equal, sqrt
 from .promotion import (
     check_dtype,
     default_float,
@@ -43,17 +43,8 @@ __all__ = [
     "unique_counts", "unique_inverse", "unique_values", "var",
 ]
 
-_NARROW_WIDE = {int8: int32, int16: int32, uint8: uint32, uint16: uint32}
-
-
 def _np() -> Any:
     return _host.numpy() or __import__("numpy")
-
-
-def _gk() -> Any:
-    from .ops import gpu_kernels
-
-    return gpu_kernels
 
 
 def _check(x: Any, what: str) -> Array:
@@ -63,36 +54,10 @@ def _check(x: Any, what: str) -> Array:
     return x
 
 
-def _layout(x: Array, axis: Any, what: str) -> tuple[Array, int, int, int, tuple[int, ...], tuple[int, ...]]:
-    """(array, outer, n, inner, reduced axes, kept shape) viewing x as (outer, n, inner)."""
-    axes = normalize_axes(axis, x.ndim, f"{what} axis")
-    kept = tuple(d for j, d in enumerate(x.shape) if j not in axes)
-    if not axes:
-        return x, _prod(kept), 1, 1, axes, kept
-    if list(axes) == list(range(axes[0], axes[-1] + 1)):
-        outer = _prod(x.shape[: axes[0]])
-        n = _prod(x.shape[axes[0]: axes[-1] + 1])
-        inner = _prod(x.shape[axes[-1] + 1:])
-        return x, outer, n, inner, axes, kept
-    from .manipulation import permute_dims
-
-    order = [j for j in range(x.ndim) if j not in axes] + list(axes)
-    return permute_dims(x, order), _prod(kept), _prod([x.shape[a] for a in axes]), 1, axes, kept
-
-
 def _out_shape(x: Array, axes: tuple[int, ...], keepdims: bool) -> tuple[int, ...]:
     if keepdims:
         return tuple(1 if j in axes else d for j, d in enumerate(x.shape))
     return tuple(d for j, d in enumerate(x.shape) if j not in axes)
-
-
-def _acc(dt: DType) -> str:
-    """cpu accumulation dtype: float16 data accumulates in float32 (as the GPU kernels)."""
-    return "float32" if dt.name == "float16" else dt.name
-
-
-def _wrap(x: Array, buf: Any, shape: tuple[int, ...], dt: DType) -> Array:
-    return Array(buf, shape, dt, x.device)
 
 
 def _sum_dtype(x: Array, dtype: Any, what: str) -> DType:
@@ -118,18 +83,8 @@ def _sum_like(x: Array, axis: Any, dtype: Any, keepdims: bool, op: str) -> Array
     if x.dtype.kind not in "biuf":
         raise TypeError(f"{op}: unsupported dtype {x.dtype.name}")
     out_dt = _sum_dtype(x, dtype, op)
-    if x.device.is_cpu:
-        np = _np()
-        axes = normalize_axes(axis, x.ndim, f"{op} axis")
-        with np.errstate(all="ignore"):
-            r = getattr(np, op)(x._np(), axis=axes, dtype=np.dtype(_acc(out_dt)), keepdims=keepdims)
-        return Array._from_numpy(x.device, np.asarray(r).astype(np.dtype(out_dt.name)), out_dt)
-    xx, outer, n, inner, axes, _ = _layout(x, axis, op)
-    shape = _out_shape(x, axes, keepdims)
-    wide = _NARROW_WIDE.get(out_dt, out_dt)
-    buf = _gk().reduce_axis(x.device, xx._buf, xx.dtype, outer, n, inner, op, out_dt=wide)
-    r = _wrap(x, buf, shape, wide)
-    return r if wide is out_dt else r.astype(out_dt)
+    axes = normalize_axes(axis, x.ndim, f"{op} axis")
+    return x.device.ops.reduce(x, axes, _out_shape(x, axes, keepdims), op, out_dt)
 
 
 def sum(x: Array, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:  # noqa: A001
@@ -150,16 +105,7 @@ def _minmax(x: Array, axis: Any, keepdims: bool, op: str) -> Array:
     if axes and _prod([x.shape[a] for a in axes]) == 0:
         raise ValueError(f"{op}: the reduced axes {axes} of shape {x.shape} are empty, and {op} has no "
                          "identity; check x.size first")
-    if x.device.is_cpu:
-        np = _np()
-        r = getattr(np, "amin" if op == "min" else "amax")(x._np(), axis=axes, keepdims=keepdims)
-        return Array._from_numpy(x.device, np.asarray(r), x.dtype)
-    xx, outer, n, inner, axes, _ = _layout(x, axis, op)
-    shape = _out_shape(x, axes, keepdims)
-    if outer * inner == 0:
-        return Array._empty(x.device, shape, x.dtype)
-    buf = _gk().reduce_axis(x.device, xx._buf, xx.dtype, outer, n, inner, op)
-    return _wrap(x, buf, shape, x.dtype)
+    return x.device.ops.reduce(x, axes, _out_shape(x, axes, keepdims), op, x.dtype)
 
 
 def min(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:  # noqa: A001
@@ -180,42 +126,20 @@ def mean(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:
     """Arithmetic mean over ``axis`` (integers give the default float; empty gives NaN)."""
     _check(x, "mean")
     out_dt = _float_dt(x, "mean")
-    if x.device.is_cpu:
-        np = _np()
-        axes = normalize_axes(axis, x.ndim, "mean axis")
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # empty slices give NaN, quietly
-            r = np.mean(x._np(), axis=axes, dtype=np.dtype(_acc(out_dt)), keepdims=keepdims)
-        return Array._from_numpy(x.device, np.asarray(r).astype(np.dtype(out_dt.name)), out_dt)
-    xx, outer, n, inner, axes, _ = _layout(x, axis, "mean")
-    shape = _out_shape(x, axes, keepdims)
-    buf = _gk().mean_axis(x.device, xx._buf, xx.dtype, outer, n, inner, out_dt=out_dt)
-    return _wrap(x, buf, shape, out_dt)
+    axes = normalize_axes(axis, x.ndim, "mean axis")
+    return x.device.ops.mean(x, axes, _out_shape(x, axes, keepdims), out_dt)
 
 
 def var(x: Array, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Array:
     """Variance over ``axis`` with ``correction`` (degrees of freedom removed)."""
     _check(x, "var")
     out_dt = _float_dt(x, "var")
-    if x.device.is_cpu:
-        np = _np()
-        axes = normalize_axes(axis, x.ndim, "var axis")
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # empty slices / dof <= 0: NaN, inf
-            r = np.var(x._np(), axis=axes, dtype=np.dtype(_acc(out_dt)), ddof=correction,
-                       keepdims=keepdims)
-        return Array._from_numpy(x.device, np.asarray(r).astype(np.dtype(out_dt.name)), out_dt)
-    xx, outer, n, inner, axes, _ = _layout(x, axis, "var")
-    shape = _out_shape(x, axes, keepdims)
-    buf = _gk().var_axis(x.device, xx._buf, xx.dtype, outer, n, inner, correction=float(correction),
-                         out_dt=out_dt)
-    return _wrap(x, buf, shape, out_dt)
+    axes = normalize_axes(axis, x.ndim, "var axis")
+    return x.device.ops.var(x, axes, _out_shape(x, axes, keepdims), correction, out_dt)
 
 
 def std(x: Array, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Array:
     """Standard deviation over ``axis`` (square root of :func:`var`)."""
-    from .elementwise import sqrt
-
     return sqrt(var(x, axis=axis, correction=correction, keepdims=keepdims))
 
 
@@ -225,27 +149,11 @@ def _arg(x: Array, axis: int | None, keepdims: bool, op: str) -> Array:
     if axis is None:
         if x.size == 0:
             raise ValueError(f"{op} of an empty array (shape {x.shape}) has no result; check x.size first")
-        if x.device.is_cpu:
-            np = _np()
-            r = np.asarray(getattr(np, op)(x._np(), keepdims=keepdims)).astype(np.dtype(idt.name))
-            return Array._from_numpy(x.device, r, idt)
-        from .manipulation import reshape
-
-        buf = _gk().reduce_axis(x.device, x._buf, x.dtype, 1, x.size, 1, op)
-        return reshape(Array(buf, (), idt, x.device), (1,) * x.ndim if keepdims else ())
+        return x.device.ops.argreduce(x, None, (1,) * x.ndim if keepdims else (), op, idt)
     ax = normalize_axis(axis, x.ndim, f"{op} axis")
     if x.shape[ax] == 0:
         raise ValueError(f"{op}: axis {ax} of shape {x.shape} is empty; there is no {op[3:]}imum")
-    if x.device.is_cpu:
-        np = _np()
-        r = np.asarray(getattr(np, op)(x._np(), axis=ax, keepdims=keepdims)).astype(np.dtype(idt.name))
-        return Array._from_numpy(x.device, r, idt)
-    shape = _out_shape(x, (ax,), keepdims)
-    outer, n, inner = _prod(x.shape[:ax]), x.shape[ax], _prod(x.shape[ax + 1:])
-    if outer * inner == 0:
-        return Array._empty(x.device, shape, idt)
-    buf = _gk().reduce_axis(x.device, x._buf, x.dtype, outer, n, inner, op)
-    return Array(buf, shape, idt, x.device)
+    return x.device.ops.argreduce(x, ax, _out_shape(x, (ax,), keepdims), op, idt)
 
 
 def argmin(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> Array:
@@ -260,20 +168,8 @@ def argmax(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> A
 
 def _anyall(x: Array, axis: Any, keepdims: bool, op: str) -> Array:
     _check(x, op)
-    if x.device.is_cpu:
-        np = _np()
-        axes = normalize_axes(axis, x.ndim, f"{op} axis")
-        r = getattr(np, op)(x._np(), axis=axes, keepdims=keepdims)
-        return Array._from_numpy(x.device, np.asarray(r), bool_)
-    src = x
-    if x.dtype.kind == "f":
-        from .elementwise import not_equal
-
-        src = not_equal(x, 0.0)  # NaN is truthy
-    xx, outer, n, inner, axes, _ = _layout(src, axis, op)
-    shape = _out_shape(x, axes, keepdims)
-    buf = _gk().reduce_axis(x.device, xx._buf, xx.dtype, outer, n, inner, op)
-    return _wrap(x, buf, shape, bool_)
+    axes = normalize_axes(axis, x.ndim, f"{op} axis")
+    return x.device.ops.reduce(x, axes, _out_shape(x, axes, keepdims), op, bool_)
 
 
 def any(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:  # noqa: A001
@@ -289,8 +185,6 @@ def all(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:  # n
 def count_nonzero(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:
     """Number of nonzero elements along ``axis`` (default int dtype)."""
     _check(x, "count_nonzero")
-    from .elementwise import not_equal
-
     zero: Any = False if x.dtype.kind == "b" else (0.0 if x.dtype.kind == "f" else 0)
     return sum(not_equal(x, zero), axis=axis, dtype=default_int(x.device), keepdims=keepdims)
 
@@ -307,19 +201,7 @@ def cumulative_sum(x: Array, /, *, axis: int | None = None, dtype: Any = None,
         raise ValueError("cumulative_sum needs an array with at least one dimension")
     ax = normalize_axis(axis, x.ndim, "cumulative_sum axis")
     out_dt = _sum_dtype(x, dtype, "cumulative_sum")
-    shape = list(x.shape)
-    shape[ax] += int(bool(include_initial))
-    if x.device.is_cpu:
-        np = _np()
-        r = np.cumulative_sum(x._np(), axis=ax, dtype=np.dtype(_acc(out_dt)),
-                              include_initial=include_initial)
-        return Array._from_numpy(x.device, np.asarray(r).astype(np.dtype(out_dt.name)), out_dt)
-    outer, n, inner = _prod(x.shape[:ax]), x.shape[ax], _prod(x.shape[ax + 1:])
-    wide = _NARROW_WIDE.get(out_dt, out_dt)
-    buf = _gk().cumsum_axis(x.device, x._buf, x.dtype, outer, n, inner,
-                            include_initial=bool(include_initial), out_dt=wide)
-    r = Array(buf, tuple(shape), wide, x.device)
-    return r if wide is out_dt else r.astype(out_dt)
+    return x.device.ops.cumulative_sum(x, ax, bool(include_initial), out_dt)
 
 
 # ---------------------------------------------------------------------------
@@ -332,28 +214,7 @@ def _sort(x: Array, axis: int, descending: bool, stable: bool, indices: bool) ->
         raise ValueError(f"{what} needs an array with at least one dimension")
     ax = normalize_axis(axis, x.ndim, f"{what} axis")
     idt = index_dtype(x.device)
-    if x.device.is_cpu:
-        np = _np()
-        v = x._np()
-        if descending:
-            r = np.flip(v, axis=ax)
-            i = np.argsort(r, axis=ax, kind="stable")
-            i = (v.shape[ax] - 1 - i)
-            i = np.flip(i, axis=ax)
-            r = np.take_along_axis(v, i, axis=ax) if not indices else i
-        else:
-            r = np.argsort(v, axis=ax, kind="stable") if indices else np.sort(v, axis=ax, kind="stable")
-        dt = idt if indices else x.dtype
-        return Array._from_numpy(x.device, np.asarray(r).astype(np.dtype(dt.name)), dt)
-    from .manipulation import moveaxis
-
-    xx = x if ax == x.ndim - 1 else moveaxis(x, ax, -1)
-    n = x.shape[ax]
-    outer = _prod(xx.shape[:-1])
-    buf = _gk().sort_axis(x.device, xx._buf, xx.dtype, outer, n, descending=bool(descending),
-                          stable=bool(stable), return_indices=indices)
-    r = Array(buf, xx.shape, idt if indices else x.dtype, x.device)
-    return r if ax == x.ndim - 1 else moveaxis(r, -1, ax)
+    return x.device.ops.sort(x, ax, bool(descending), bool(stable), indices, idt if indices else x.dtype)
 
 
 def sort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:
@@ -381,8 +242,6 @@ def _upload(values: Any, dt: DType, device: Any, shape: tuple[int, ...] | None =
     np = _host.numpy()
     if np is not None and not isinstance(values, list):
         return asarray(np.asarray(values).astype(np.dtype(dt.name)), device=device, dtype=dt)
-    from .array import _upload_flat
-
     vals = list(values)
     return _upload_flat(_host.coerce(vals, dt) if dt.kind != "b" else [bool(v) for v in vals],
                         shape if shape is not None else (len(vals),), dt, device)
@@ -394,16 +253,10 @@ def nonzero(x: Array, /) -> tuple[Array, ...]:
     if x.ndim == 0:
         raise ValueError("nonzero of a 0-d array is not defined; use nonzero(reshape(x, (1,)))")
     idt = index_dtype(x.device)
-    if x.device.is_cpu:
-        np = _np()
-        return tuple(Array._from_numpy(x.device, a.astype(np.dtype(idt.name)), idt)
-                     for a in np.nonzero(x._np()))
     vals, is_np = _host_values(x)
     if is_np:
         np = _np()
         return tuple(_upload(a, idt, x.device) for a in np.nonzero(vals))
-    from .ops.elementwise import contiguous_strides
-
     st = contiguous_strides(x.shape)
     cols: list[list[int]] = [[] for _ in x.shape]
     for j, v in enumerate(vals):
@@ -422,11 +275,6 @@ def searchsorted(x1: Array, x2: Array, /, *, side: str = "left", sorter: Array |
     if x1.ndim != 1:
         raise ValueError(f"searchsorted: x1 must be 1-D, got shape {x1.shape}")
     idt = index_dtype(x1.device)
-    if x1.device.is_cpu:
-        np = _np()
-        r = np.searchsorted(x1._np(), x2._np(), side=side,
-                            sorter=None if sorter is None else sorter._np())
-        return Array._from_numpy(x1.device, np.asarray(r).astype(np.dtype(idt.name)), idt)
     a, is_np = _host_values(x1)
     b, _ = _host_values(x2)
     if is_np:
@@ -473,13 +321,9 @@ def _unique(x: Array, what: str) -> tuple[Array, Array, Array, Array]:
     idt = index_dtype(dev)
     np = _host.numpy()
     if np is not None:
-        v = x._np() if dev.is_cpu else x.to_numpy()
-        r = np.unique_all(v)
+        r = np.unique_all(x.to_numpy())
         outs = (r.values, r.indices, r.inverse_indices, r.counts)
         dts = (x.dtype, idt, idt, idt)
-        if dev.is_cpu:
-            return tuple(Array._from_numpy(dev, np.asarray(a).astype(np.dtype(d.name)), d)
-                         for a, d in zip(outs, dts, strict=True))  # type: ignore[return-value]
         return tuple(_upload(np.asarray(a), d, dev) for a, d in zip(outs, dts, strict=True))  # type: ignore[return-value]
     uniq, first, inverse, counts = _unique_host(x)
     return (_upload(uniq, x.dtype, dev), _upload(first, idt, dev),

@@ -25,8 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .._shapes import contiguous_strides
 from ..device import Buffer, Device
-from ..dtypes import DType, int8, int16, uint8, uint16
+from ..dtypes import DTYPE_TABLE, WGSL_FUNCTIONS, DType, bool_, float32, int32, uint32
 from . import launch
 
 MAXD = 8
@@ -35,12 +36,31 @@ _VARS = ("x", "y", "z")
 
 
 def compute_type(dt: DType) -> str:
-    """The 32-bit WGSL type an op on ``dt`` computes in (float16 computes in f32)."""
-    if dt.kind == "f":
-        return "f32"
-    if dt.kind == "i":
-        return "i32"
-    return "u32"
+    """The 32-bit WGSL type an op on ``dt`` computes in (the dtype table's ``wgsl_compute``;
+    float16 computes in f32)."""
+    t = DTYPE_TABLE[dt].wgsl_compute
+    if t is not None:
+        return t
+    return "f32" if dt.kind == "f" else "i32" if dt.kind == "i" else "u32"
+
+
+def scalar_t32(dt: DType) -> DType:
+    """The 32-bit dtype whose bit pattern carries a scalar of ``dt`` in a parameter block
+    (the dtype of ``dt``'s compute type; bool stays bool)."""
+    if dt.kind == "b":
+        return bool_
+    return {"f32": float32, "i32": int32, "u32": uint32}[compute_type(dt)]
+
+
+def cast_expr(src: DType, dst: DType) -> tuple[str, str, str]:
+    """(expression, compute type T, operand conversion) copying ``src`` data into ``dst``."""
+    if dst.kind == "b":
+        return "x", "u32", "bool"
+    if src.kind == "f" and dst.kind == "u":
+        # negative floats wrap like NumPy's casts on common hosts: u32(i32(x))
+        return "select(u32(x), u32(i32(x)), x < 0.0)", "f32", "f32"
+    t = compute_type(dst)
+    return "x", t, t
 
 
 def kind_of(dt: DType) -> str:
@@ -48,15 +68,11 @@ def kind_of(dt: DType) -> str:
     return "b" if dt.kind == "b" else {"f": "f", "i": "i", "u": "u"}[dt.kind]
 
 
-_HELPERS = {"f32": "ew_float", "i32": "ew_sint", "u32": "ew_uint"}
+_HELPERS = WGSL_FUNCTIONS  # compute type -> WGSL function library (from the dtype table)
 # (device impl, source) -> pipeline: skips re-hashing the source on every call
 _PIPES: dict[tuple[Any, str], Any] = {}
-_WRAP = {
-    int8.name: "(r << 24u) >> 24u",
-    int16.name: "(r << 16u) >> 16u",
-    uint8.name: "r & 0xffu",
-    uint16.name: "r & 0xffffu",
-}
+# dtype name -> WGSL re-narrowing of a 32-bit result r (widened narrow ints; the dtype table)
+_WRAP = {d.name: r.wrap for d, r in DTYPE_TABLE.items() if r.wrap is not None}
 
 
 @dataclass(frozen=True)
@@ -226,15 +242,6 @@ def vec_source(expr: str, T: str, out_wgsl: str, out_name: str, operands: tuple[
     )
     body = (launch.wgsl_source(helpers) if helpers else "") + "\n" + gen
     return launch.specialize(body, **aliases), frozenset(used)
-
-
-def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
-    out = []
-    s = 1
-    for d in reversed(shape):
-        out.append(s)
-        s *= d
-    return tuple(reversed(out))
 
 
 def collapse(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> tuple[list[int], list[list[int]]]:
@@ -439,5 +446,5 @@ def _bsize(b: Buffer) -> int:
 
 
 
-__all__ = ["MAXD", "Operand", "Plan", "buf", "collapse", "compute_type", "contiguous_strides", "kind_of",
-           "plan", "run", "scalar", "source", "vec_source"]
+__all__ = ["MAXD", "Operand", "Plan", "buf", "cast_expr", "collapse", "compute_type", "contiguous_strides",
+           "kind_of", "plan", "run", "scalar", "scalar_t32", "source", "vec_source"]

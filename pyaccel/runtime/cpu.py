@@ -52,9 +52,6 @@ class CpuDeviceImpl:
     def copy(self, src: Any, src_offset: int, dst: Any, dst_offset: int, nbytes: int) -> None:
         dst[dst_offset: dst_offset + nbytes] = src[src_offset: src_offset + nbytes]
 
-    def flush(self) -> None:
-        pass
-
     def synchronize(self) -> None:
         pass
 
@@ -63,6 +60,12 @@ class CpuDeviceImpl:
 
     def memory_stats(self) -> dict[str, int]:
         return dict(self.stats)
+
+    def make_ops(self, device: Device) -> Any:
+        """The NumPy op provider of ``device`` (``pyaccel.ops.provider.OpProvider``)."""
+        from .numpy_ops import NumpyOps
+
+        return NumpyOps(device, self.np)
 
     def info_lines(self) -> list[str]:
         try:

@@ -197,6 +197,12 @@ class GPUDeviceImpl:
             "staging_created": 0, "flushes_for_write": 0,
         }
 
+    def make_ops(self, device: Any) -> Any:
+        """The WGSL op provider of ``device`` (``pyaccel.ops.provider.OpProvider``)."""
+        from ..ops.wgsl_provider import WgslOps
+
+        return WgslOps(device)
+
     # -- allocation -----------------------------------------------------------
     def alloc(self, nbytes: int) -> GPUBuffer:
         size = min(size_class(nbytes), max(align4(nbytes), 4, self.limits.max_buffer_size))

@@ -1,0 +1,102 @@
+"""The op-provider contract: what the namespace functions ask of a device.
+
+Every :class:`~pyaccel.Device` has ``device.ops``, made once by its backend impl's
+``make_ops(device)``: :class:`pyaccel.runtime.numpy_ops.NumpyOps` on ``cpu``, and
+:class:`pyaccel.ops.wgsl_provider.WgslOps` on every WebGPU-shaped device. The namespace
+modules (creation, elementwise, manipulation, indexing, reductions, linalg, nn, array)
+validate arguments, promote dtypes, broadcast and compute result shapes once, then call
+one method here; a provider only executes. Arguments arrive validated: axes normalised
+and sorted, dtypes supported by the device, shapes consistent.
+
+A new backend either reuses one of the two providers (a WebGPU-shaped impl reuses
+``WgslOps``) or implements this protocol. ``tests/unit/test_op_provider.py`` checks that
+both providers implement every method with the same signature.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from ..array import Array
+    from ..device import Device
+    from ..dtypes import DType, StorageLayout
+    from .table import OpDef
+
+
+@runtime_checkable
+class OpProvider(Protocol):
+    """The ops a device executes (see the module docstring)."""
+
+    device: Device
+
+    # -- storage and host transfers
+    def layout(self, dtype: DType) -> StorageLayout:
+        """How ``dtype`` is stored in this device's buffers (from the dtype table)."""
+    def output(self, shape: tuple[int, ...], dtype: DType) -> Array:
+        """A new array that the op recorded next writes in full (an op's result)."""
+    def to_numpy(self, x: Array) -> Any:
+        """A NumPy copy of ``x`` (waits for the device)."""
+    async def to_numpy_async(self, x: Array) -> Any:
+        """Async twin of :meth:`to_numpy`."""
+    def host_view(self, x: Array) -> Any:
+        """A NumPy view sharing ``x``'s memory, or None where the memory is not host memory."""
+    def dlpack_device(self) -> tuple[int, int]:
+        """The DLPack ``(device type, id)`` of this device."""
+
+    # -- elementwise (ops/table.py rows)
+    def elementwise(self, row: OpDef, args: Sequence[Any], shape: tuple[int, ...], compute_dtype: DType,
+                    out_dtype: DType) -> tuple[Array, Callable[[Sequence[Any]], Array] | None]:
+        """``row`` over arrays / Python scalars broadcast to ``shape``; returns the result and
+        an optional memo that repeats the op for arguments of the same signature."""
+    def clip(self, x: Array, lo: Any, hi: Any) -> Array:
+        """``x`` clamped to [lo, hi] (scalars or arrays of x's dtype)."""
+
+    # -- creation
+    def fill(self, out: Array, value: Any) -> Array:
+        """Fill ``out`` with a Python scalar of its dtype's kind; returns ``out``."""
+    def arange(self, start: Any, stop: Any, step: Any, n: int, dtype: DType) -> Array: ...
+    def linspace(self, start: Any, stop: Any, num: int, endpoint: bool, dtype: DType,
+                 float_dtype: DType) -> Array: ...
+    def eye(self, n_rows: int, n_cols: int, k: int, dtype: DType) -> Array: ...
+    def tri(self, x: Array, k: int, upper: bool) -> Array:
+        """``triu`` (upper) or ``tril`` of the last two axes."""
+
+    # -- manipulation (each returns a new C-contiguous array)
+    def astype(self, x: Array, dtype: DType) -> Array: ...
+    def permute_dims(self, x: Array, axes: Sequence[int]) -> Array: ...
+    def broadcast_to(self, x: Array, shape: tuple[int, ...]) -> Array: ...
+    def concat(self, arrays: Sequence[Array], axis: int, dtype: DType) -> Array: ...
+    def flip(self, x: Array, axes: Sequence[int]) -> Array: ...
+    def diagonal(self, x: Array, offset: int) -> Array: ...
+
+    # -- indexing (``key`` as the user wrote it; ``value`` an Array on the device or a scalar)
+    def getitem(self, x: Array, key: Any) -> Array: ...
+    def setitem(self, x: Array, key: Any, value: Any) -> None: ...
+
+    # -- reductions (``shape``: the result shape, keepdims applied)
+    def reduce(self, x: Array, axes: tuple[int, ...], shape: tuple[int, ...], op: str,
+               dtype: DType) -> Array:
+        """``op`` in sum, prod (accumulating in ``dtype``), min, max, any, all."""
+    def mean(self, x: Array, axes: tuple[int, ...], shape: tuple[int, ...], dtype: DType) -> Array: ...
+    def var(self, x: Array, axes: tuple[int, ...], shape: tuple[int, ...], correction: float,
+            dtype: DType) -> Array: ...
+    def argreduce(self, x: Array, axis: int | None, shape: tuple[int, ...], op: str,
+                  dtype: DType) -> Array:
+        """``op`` in argmin, argmax (flattened when ``axis`` is None); ``dtype``: the index dtype."""
+    def cumulative_sum(self, x: Array, axis: int, include_initial: bool, dtype: DType) -> Array: ...
+    def sort(self, x: Array, axis: int, descending: bool, stable: bool, indices: bool,
+             dtype: DType) -> Array:
+        """Stable sort (values) or argsort (``indices``) along ``axis``."""
+
+    # -- linalg / nn
+    def matmul(self, x1: Array, x2: Array, dtype: DType) -> Array:
+        """NumPy matmul (1-D operands, broadcast batch dims) computed in ``dtype``."""
+    def softmax(self, x: Array, axis: int) -> Array: ...
+    def logsumexp(self, x: Array, axis: int, keepdims: bool) -> Array: ...
+
+
+def protocol_methods() -> list[str]:
+    """Names of the methods of :class:`OpProvider` (for conformance tests)."""
+    return sorted(n for n, v in vars(OpProvider).items() if callable(v) and not n.startswith("_"))

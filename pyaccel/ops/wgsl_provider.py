@@ -1,0 +1,523 @@
+"""The WGSL op provider: every op of :class:`~pyaccel.ops.provider.OpProvider` as WebGPU
+kernels, shared by every WebGPU-shaped device (wgpu-py natively, the browser's WebGPU, and
+any backend whose impl is a ``webgpu_common.GPUDeviceImpl``).
+
+The namespace functions have already validated the arguments, promoted the dtypes and
+worked out the result shapes; this module turns each op into kernel launches of
+:mod:`pyaccel.ops.elementwise` (the elementwise skeleton: maps, casts, gathers, scatters,
+fills) and :mod:`pyaccel.ops.gpu_kernels` (reductions, scans, matmul, softmax, sort).
+Each op holds the device lock (:func:`device_lock`) across its whole recording sequence
+(parameter block, output allocation, dispatch), so threads sharing a device never
+interleave one op's commands.
+
+Storage follows the dtype table (:data:`pyaccel.dtypes.WGSL_LAYOUT`): bool as u32 0/1,
+int8/int16/uint8/uint16 widened to 32 bits, float16 as f16.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from .. import elementwise as _ew
+from .. import indexing as _idx
+from .. import manipulation as _manip
+from .._shapes import broadcast_shapes, broadcast_strides, contiguous_strides, prod
+from ..array import Array
+from ..device import Buffer, Device
+from ..dtypes import (
+    WGSL_LAYOUT,
+    DType,
+    StorageLayout,
+    bool_,
+    int8,
+    int16,
+    int32,
+    uint8,
+    uint16,
+    uint32,
+)
+from ..errors import UnsupportedDTypeError
+from ..promotion import check_scalar_fits
+from . import elementwise as _k
+from . import gpu_kernels as _gk
+from . import table as _table
+from .table import OpDef
+
+_NARROW_WIDE = {int8: int32, int16: int32, uint8: uint32, uint16: uint32}
+_DLPACK_CODES = {"vulkan": 7, "metal": 8, "webgpu": 15}
+
+
+def device_lock(device: Device) -> Any:
+    """The device's re-entrant lock (held across one op's whole recording sequence)."""
+    return device._lock
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _locked(method: _F) -> _F:
+    """Run a provider method holding the device lock (one op's recording sequence is atomic)."""
+
+    @functools.wraps(method)
+    def wrapper(self: WgslOps, *args: Any, **kwargs: Any) -> Any:
+        with device_lock(self.device):
+            return method(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+class _Fast:
+    """A memoised elementwise launch for one signature of arguments: a repeat call only
+    takes an output buffer and records the planned kernel (see ``elementwise._apply``)."""
+
+    __slots__ = ("dev", "impl", "lock", "shape", "dt", "nbytes", "plan")
+
+    def __init__(self, dev: Device, shape: tuple[int, ...], dt: DType, nbytes: int,
+                 plan: _k.Plan) -> None:
+        self.dev = dev
+        self.impl = dev.impl
+        self.lock = device_lock(dev)
+        self.shape = shape
+        self.dt = dt
+        self.nbytes = nbytes
+        self.plan = plan
+
+    def __call__(self, args: Sequence[Any]) -> Array:
+        plan = self.plan
+        handles = [args[k]._buf.handle for k in plan.bufs]
+        values = [args[k] for k, _ in plan.scal] if plan.scal else ()
+        nbytes = self.nbytes
+        with self.lock:
+            h = self.impl.alloc_output(nbytes)
+            plan.record(h, handles, values)
+        dev = self.dev
+        return Array._new(Buffer(dev, h, nbytes), self.shape, self.dt, dev)
+
+
+class WgslOps:
+    """The op provider of a WebGPU device (see the module docstring)."""
+
+    def __init__(self, device: Device) -> None:
+        self.device = device
+
+    # -- storage -----------------------------------------------------------------------
+    def layout(self, dtype: DType) -> StorageLayout:
+        """The WebGPU buffer layout of ``dtype`` (the dtype table)."""
+        lay = WGSL_LAYOUT.get(dtype)
+        if lay is None:
+            raise UnsupportedDTypeError(f"dtype {dtype.name} has no WGSL storage on {self.device.uri}")
+        return lay
+
+    def output(self, shape: tuple[int, ...], dtype: DType) -> Array:
+        """A new array that a kernel recorded next writes in full. Its buffer may be one that
+        queued work still uses (the kernel writes it in encoder order; see
+        ``GPUDeviceImpl.alloc_output``): never write it from the host before that kernel."""
+        dev = self.device
+        nbytes = prod(shape) * self.layout(dtype).itemsize
+        with device_lock(dev):
+            h = dev.impl.alloc_output(nbytes)
+        return Array._new(Buffer(dev, h, nbytes), tuple(shape), dtype, dev)
+
+    def to_numpy(self, x: Array) -> Any:
+        return x._host_from_storage(x._storage_bytes())
+
+    async def to_numpy_async(self, x: Array) -> Any:
+        return x._host_from_storage(await x._storage_bytes_async())
+
+    def host_view(self, x: Array) -> Any:
+        """None: device memory cannot be viewed from the host."""
+        return None
+
+    def dlpack_device(self) -> tuple[int, int]:
+        uri = self.device.uri
+        code = _DLPACK_CODES.get(self.device.api, 12)
+        return (code, int(uri.rsplit(":", 1)[-1]) if ":" in uri else 0)
+
+    # -- elementwise ---------------------------------------------------------------------
+    def elementwise(self, row: OpDef, args: Sequence[Any], shape: tuple[int, ...], compute_dtype: DType,
+                    out_dtype: DType) -> tuple[Array, Any]:
+        """``row`` applied to arrays / Python scalars ``args`` (broadcast to ``shape``); returns
+        the result and, when the launch can be replayed for the same signature, a memo
+        ``fast(args) -> Array``."""
+        dev = self.device
+        cdt = compute_dtype
+        name = row.name
+        if prod(shape) == 0:
+            return Array._empty(dev, shape, out_dtype), None
+        T = _k.compute_type(cdt) if not row.args or "T" in row.args else "u32"
+        kind = "b" if row.args and all(a == "bool" for a in row.args) else _k.kind_of(cdt)
+        if kind == "f" and cdt.name == "float16":
+            kind = "h"
+        expr = row.expr(kind)
+        if expr is None:
+            raise TypeError(f"{name} is not defined for {cdt.name} data")
+        ops = []
+        for k, a in enumerate(args):
+            conv = row.args[k] if row.args else "T"
+            conv = T if conv == "T" else conv
+            if isinstance(a, Array):
+                ops.append(_k.buf(a._buf, a.dtype, conv, 0, broadcast_strides(a.shape, shape)))
+            else:
+                sdt = bool_ if conv == "bool" else _k.scalar_t32(cdt)
+                ops.append(_k.scalar(a, sdt, conv))
+        with device_lock(dev):
+            out = self.output(shape, out_dtype)
+            plan = _k.plan(dev, expr, T, out._buf.nbytes, out_dtype, ops, shape, name=name)
+            if plan is None:  # more than MAXD dims after merging: run() splits it
+                _k.run(dev, expr, T, out._buf, out_dtype, ops, shape, name=name)
+                return out, None
+            plan.record(out._buf.handle, [ops[k].buf.handle for k in plan.bufs],  # type: ignore[union-attr]
+                        [ops[k].value for k, _ in plan.scal])
+        return out, _Fast(dev, shape, out_dtype, out._buf.nbytes, plan)
+
+    def clip(self, x: Array, lo: Any, hi: Any) -> Array:
+        """``x`` clamped to [lo, hi] (bounds: Python scalars or arrays of x's dtype)."""
+        row = _table.get("clip")
+        dt = x.dtype
+        args = (x, lo, hi)
+        shape = broadcast_shapes(*(a.shape for a in args if isinstance(a, Array)))
+        if prod(shape) == 0:
+            return Array._empty(self.device, shape, dt)
+        T = _k.compute_type(dt)
+        expr = row.expr(_k.kind_of(dt))
+        ops = []
+        for a in args:
+            if isinstance(a, Array):
+                ops.append(_k.buf(a._buf, a.dtype, T, 0, broadcast_strides(a.shape, shape)))
+            else:
+                ops.append(_k.scalar(a, _k.scalar_t32(dt), T))
+        with device_lock(self.device):
+            out = self.output(shape, dt)
+            _k.run(self.device, expr, T, out._buf, dt, ops, shape, name=row.name)
+        return out
+
+    # -- creation ------------------------------------------------------------------------
+    @_locked
+    def fill(self, out: Array, value: Any) -> Array:
+        """Fill ``out`` with a Python scalar (one kernel)."""
+        if out.size:
+            dt = out.dtype
+            expr, T, conv = _k.cast_expr(dt, dt)
+            _k.run(out.device, expr, T, out._buf, dt, [_k.scalar(value, _k.scalar_t32(dt), conv)],
+                   list(out.shape), name="fill")
+        return out
+
+    @_locked
+    def arange(self, start: Any, stop: Any, step: Any, n: int, dtype: DType) -> Array:
+        dev, dt = self.device, dtype
+        if dt.kind == "b":
+            raise TypeError("arange: bool dtype is not supported; use a numeric dtype")
+        out = Array._empty(dev, (n,), dt)
+        if n:
+            if dt.kind in "iu":
+                check_scalar_fits(int(start), dt, "arange")
+                check_scalar_fits(int(start + (n - 1) * step), dt, "arange")
+            row = _table.get("arange_kernel")
+            T = _k.compute_type(dt)
+            sdt = _k.scalar_t32(dt)
+            cast = float if dt.kind == "f" else int
+            _k.run(dev, row.expr(_k.kind_of(dt)), T, out._buf, dt,
+                   [_k.scalar(cast(start), sdt, T), _k.scalar(cast(step), sdt, T)], [n], name="arange")
+        return out
+
+    @_locked
+    def linspace(self, start: Any, stop: Any, num: int, endpoint: bool, dtype: DType,
+                 float_dtype: DType) -> Array:
+        """``float_dtype``: the float dtype computed in (dtype itself when it is a float)."""
+        dev, dt, fdt = self.device, dtype, float_dtype
+        div = (num - 1) if endpoint else num
+        step = (stop - start) / div if div > 0 else 0.0
+        last = float(stop) if endpoint and num > 1 else float(start + (num - 1) * step)
+        out = Array._empty(dev, (num,), fdt)
+        if num:
+            row = _table.get("linspace_kernel")
+            sdt = _k.scalar_t32(fdt)
+            _k.run(dev, row.expr("f"), "f32", out._buf, fdt,
+                   [_k.scalar(float(start), sdt, "f32"), _k.scalar(float(step), sdt, "f32"),
+                    _k.scalar(last, sdt, "f32")], [num], name="linspace")
+        return out if fdt is dt else self.astype(out, dt)
+
+    @_locked
+    def eye(self, n_rows: int, n_cols: int, k: int, dtype: DType) -> Array:
+        out = Array._empty(self.device, (n_rows, n_cols), dtype)
+        if out.size:
+            row = _table.get("eye_kernel")
+            T = _k.compute_type(dtype)
+            _k.run(self.device, row.expr(_k.kind_of(dtype)), T, out._buf, dtype, [], [n_rows, n_cols],
+                   prm=(n_cols, 0, k, 0), name="eye")
+        return out
+
+    @_locked
+    def tri(self, x: Array, k: int, upper: bool) -> Array:
+        name = "triu" if upper else "tril"
+        out = Array._empty(x.device, x.shape, x.dtype)
+        if out.size:
+            row = _table.get(name)
+            T = _k.compute_type(x.dtype)
+            rows, cols = x.shape[-2], x.shape[-1]
+            _k.run(x.device, row.expr(_k.kind_of(x.dtype)), T, out._buf, x.dtype,
+                   [_k.buf(x._buf, x.dtype, T)], list(x.shape), prm=(cols, rows, k, 0), name=name)
+        return out
+
+    # -- manipulation --------------------------------------------------------------------
+    @_locked
+    def gather(self, x: Array, shape: Sequence[int], offset: int, strides: Sequence[int],
+               dtype: DType | None = None) -> Array:
+        """New C-contiguous array ``out[idx] = x.flat[offset + sum(idx * strides)]`` (cast to dtype)."""
+        dt = dtype or x.dtype
+        out = Array._empty(x.device, tuple(shape), dt)
+        if out.size:
+            expr, T, conv = _k.cast_expr(x.dtype, dt)
+            _k.run(x.device, expr, T, out._buf, dt, [_k.buf(x._buf, x.dtype, conv, offset, strides)],
+                   list(shape), name="gather")
+        return out
+
+    @_locked
+    def scatter(self, dst: Array, shape: Sequence[int], dst_offset: int, dst_strides: Sequence[int],
+                src: Array | bool | int | float, src_strides: Sequence[int] | None = None) -> None:
+        """``dst.flat[dst_offset + sum(idx * dst_strides)] = src[idx]`` (src broadcast / scalar)."""
+        if prod(list(shape)) == 0:
+            return
+        dt = dst.dtype
+        if isinstance(src, Array):
+            expr, T, conv = _k.cast_expr(src.dtype, dt)
+            op = _k.buf(src._buf, src.dtype, conv, 0,
+                        src_strides if src_strides is not None else broadcast_strides(src.shape, shape))
+        else:
+            expr, T, conv = _k.cast_expr(dt, dt)
+            op = _k.scalar(src, _k.scalar_t32(dt), conv)
+        _k.run(dst.device, expr, T, dst._buf, dt, [op], list(shape), out_offset=dst_offset,
+               out_strides=list(dst_strides), store="strided", name="scatter")
+
+    @_locked
+    def astype(self, x: Array, dtype: DType) -> Array:
+        if dtype is x.dtype:
+            out = Array._empty(x.device, x.shape, dtype)
+            if x.size:
+                out._buf.copy_from(x._buf, x.size * self.layout(dtype).itemsize)
+            return out
+        return self.gather(x, x.shape, 0, contiguous_strides(x.shape), dtype)
+
+    def permute_dims(self, x: Array, axes: Sequence[int]) -> Array:
+        st = contiguous_strides(x.shape)
+        return self.gather(x, [x.shape[a] for a in axes], 0, [st[a] for a in axes])
+
+    def broadcast_to(self, x: Array, shape: tuple[int, ...]) -> Array:
+        return self.gather(x, shape, 0, broadcast_strides(x.shape, shape))
+
+    @_locked
+    def concat(self, arrays: Sequence[Array], axis: int, dtype: DType) -> Array:
+        shape = list(arrays[0].shape)
+        shape[axis] = sum(a.shape[axis] for a in arrays)
+        out = Array._empty(self.device, tuple(shape), dtype)
+        ost = contiguous_strides(shape)
+        start = 0
+        for a in arrays:
+            if a.size:
+                self.scatter(out, a.shape, start * ost[axis], ost, a, contiguous_strides(a.shape))
+            start += a.shape[axis]
+        return out
+
+    def flip(self, x: Array, axes: Sequence[int]) -> Array:
+        st = list(contiguous_strides(x.shape))
+        off = 0
+        for a in axes:
+            if x.shape[a] > 0:
+                off += (x.shape[a] - 1) * st[a]
+            st[a] = -st[a]
+        return self.gather(x, x.shape, off, st)
+
+    def diagonal(self, x: Array, offset: int) -> Array:
+        M, N = x.shape[-2], x.shape[-1]
+        st = contiguous_strides(x.shape)
+        if offset >= 0:
+            length = max(0, min(M, N - offset))
+            start = offset * st[-1]
+        else:
+            length = max(0, min(M + offset, N))
+            start = -offset * st[-2]
+        return self.gather(x, x.shape[:-2] + (length,), start if length else 0,
+                           list(st[:-2]) + [st[-2] + st[-1]])
+
+    # -- indexing --------------------------------------------------------------------------
+    @_locked
+    def getitem(self, x: Array, key: Any) -> Array:
+        """``x[key]``: one strided gather (basic keys) or an offset gather (integer arrays)."""
+        p = _idx.plan_key(x, key)
+        if not p.adv:
+            return self.gather(x, [s for s, _ in p.after], p.offset, [t for _, t in p.after])
+        offs, bshape = _idx.adv_offsets(x, p)
+        shape, xs, os_ = _idx.adv_layout(p, bshape)
+        out = Array._empty(x.device, tuple(shape), x.dtype)
+        if out.size:
+            T = _k.compute_type(x.dtype)
+            _k.run(x.device, "x", T, out._buf, x.dtype,
+                   [_k.Operand("gather", x.dtype, T, x._buf, p.offset, tuple(xs)),
+                    _k.Operand("index", int32, "i32", offs._buf, 0, tuple(os_))],
+                   shape, name="take")
+        return out
+
+    @_locked
+    def setitem(self, x: Array, key: Any, value: Any) -> None:
+        """``x[key] = value`` (value: an Array on x's device or a Python scalar of x's kind)."""
+        v = value
+        if (isinstance(key, Array) and key.dtype.kind == "b" and not isinstance(v, Array)
+                and key.shape == x.shape[: key.ndim]):
+            _idx.masked_fill(x, key, v)
+            return
+        p = _idx.plan_key(x, key)
+        if not p.adv:
+            shape = [s for s, _ in p.after]
+            if isinstance(v, Array):
+                _idx.check_value_shape(v, shape, key, x)
+            self.scatter(x, shape, p.offset, [t for _, t in p.after], v)
+            return
+        offs, bshape = _idx.adv_offsets(x, p)
+        shape, xs, os_ = _idx.adv_layout(p, bshape)
+        if not prod(shape):
+            return
+        if isinstance(v, Array):
+            _idx.check_value_shape(v, shape, key, x)
+            expr, T, conv = _k.cast_expr(v.dtype, x.dtype)
+            src = _k.buf(v._buf, v.dtype, conv, 0, broadcast_strides(v.shape, shape))
+        else:
+            expr, T, conv = _k.cast_expr(x.dtype, x.dtype)
+            src = _k.scalar(v, _k.scalar_t32(x.dtype), conv)
+        _k.run(x.device, expr, T, x._buf, x.dtype,
+               [src, _k.Operand("index", int32, "i32", offs._buf, 0, tuple(os_))],
+               shape, out_offset=p.offset, out_strides=xs, store="index", name="scatter")
+
+    # -- reductions ------------------------------------------------------------------------
+    def _layout3(self, x: Array, axes: tuple[int, ...]) -> tuple[Array, int, int, int]:
+        """(array, outer, n, inner) viewing x as (outer, n, inner) with ``axes`` as n."""
+        kept = tuple(d for j, d in enumerate(x.shape) if j not in axes)
+        if not axes:
+            return x, prod(kept), 1, 1
+        if list(axes) == list(range(axes[0], axes[-1] + 1)):
+            outer = prod(x.shape[: axes[0]])
+            n = prod(x.shape[axes[0]: axes[-1] + 1])
+            inner = prod(x.shape[axes[-1] + 1:])
+            return x, outer, n, inner
+        order = [j for j in range(x.ndim) if j not in axes] + list(axes)
+        return self.permute_dims(x, order), prod(kept), prod([x.shape[a] for a in axes]), 1
+
+    @_locked
+    def reduce(self, x: Array, axes: tuple[int, ...], shape: tuple[int, ...], op: str,
+               dtype: DType) -> Array:
+        """sum / prod (accumulating in ``dtype``), min / max, any / all over ``axes``."""
+        if op in ("sum", "prod"):
+            xx, outer, n, inner = self._layout3(x, axes)
+            wide = _NARROW_WIDE.get(dtype, dtype)
+            buf = _gk.reduce_axis(x.device, xx._buf, xx.dtype, outer, n, inner, op, out_dt=wide)
+            r = Array._new(buf, shape, wide, x.device)
+            return r if wide is dtype else self.astype(r, dtype)
+        src = x
+        if op in ("any", "all") and x.dtype.kind == "f":
+            src = _ew.not_equal(x, 0.0)  # NaN is truthy
+        xx, outer, n, inner = self._layout3(src, axes)
+        if op in ("min", "max") and outer * inner == 0:
+            return Array._empty(x.device, shape, dtype)
+        buf = _gk.reduce_axis(x.device, xx._buf, xx.dtype, outer, n, inner, op)
+        return Array._new(buf, shape, dtype, x.device)
+
+    @_locked
+    def mean(self, x: Array, axes: tuple[int, ...], shape: tuple[int, ...], dtype: DType) -> Array:
+        xx, outer, n, inner = self._layout3(x, axes)
+        buf = _gk.mean_axis(x.device, xx._buf, xx.dtype, outer, n, inner, out_dt=dtype)
+        return Array._new(buf, shape, dtype, x.device)
+
+    @_locked
+    def var(self, x: Array, axes: tuple[int, ...], shape: tuple[int, ...], correction: float,
+            dtype: DType) -> Array:
+        xx, outer, n, inner = self._layout3(x, axes)
+        buf = _gk.var_axis(x.device, xx._buf, xx.dtype, outer, n, inner, correction=float(correction),
+                           out_dt=dtype)
+        return Array._new(buf, shape, dtype, x.device)
+
+    @_locked
+    def argreduce(self, x: Array, axis: int | None, shape: tuple[int, ...], op: str,
+                  dtype: DType) -> Array:
+        """argmin / argmax along ``axis`` (of the flattened array when None)."""
+        if axis is None:
+            buf = _gk.reduce_axis(x.device, x._buf, x.dtype, 1, x.size, 1, op)
+            return Array._new(buf, shape, dtype, x.device)
+        outer, n, inner = prod(x.shape[:axis]), x.shape[axis], prod(x.shape[axis + 1:])
+        if outer * inner == 0:
+            return Array._empty(x.device, shape, dtype)
+        buf = _gk.reduce_axis(x.device, x._buf, x.dtype, outer, n, inner, op)
+        return Array._new(buf, shape, dtype, x.device)
+
+    @_locked
+    def cumulative_sum(self, x: Array, axis: int, include_initial: bool, dtype: DType) -> Array:
+        shape = list(x.shape)
+        shape[axis] += int(bool(include_initial))
+        outer, n, inner = prod(x.shape[:axis]), x.shape[axis], prod(x.shape[axis + 1:])
+        wide = _NARROW_WIDE.get(dtype, dtype)
+        buf = _gk.cumsum_axis(x.device, x._buf, x.dtype, outer, n, inner,
+                              include_initial=bool(include_initial), out_dt=wide)
+        r = Array._new(buf, tuple(shape), wide, x.device)
+        return r if wide is dtype else self.astype(r, dtype)
+
+    @_locked
+    def sort(self, x: Array, axis: int, descending: bool, stable: bool, indices: bool,
+             dtype: DType) -> Array:
+        """Sorted values (``dtype`` = x's) or sorting indices (``dtype`` = the index dtype)."""
+        last = axis == x.ndim - 1
+        xx = x if last else _manip.moveaxis(x, axis, -1)
+        outer = prod(xx.shape[:-1])
+        buf = _gk.sort_axis(x.device, xx._buf, xx.dtype, outer, x.shape[axis], descending=bool(descending),
+                            stable=bool(stable), return_indices=indices)
+        r = Array._new(buf, xx.shape, dtype, x.device)
+        return r if last else _manip.moveaxis(r, -1, axis)
+
+    # -- linalg / nn -------------------------------------------------------------------------
+    @_locked
+    def matmul(self, x1: Array, x2: Array, dtype: DType) -> Array:
+        """NumPy's matmul (1-D operands promoted, batch dims broadcast) in ``dtype``."""
+        dev, dt = self.device, dtype
+        a_shape = (1,) + x1.shape if x1.ndim == 1 else x1.shape
+        b_shape = x2.shape + (1,) if x2.ndim == 1 else x2.shape
+        M, K, N = a_shape[-2], a_shape[-1], b_shape[-1]
+        batch_shape = broadcast_shapes(a_shape[:-2], b_shape[:-2])
+        final = list(batch_shape + (M, N))
+        if x1.ndim == 1:
+            final.pop(-2)
+        if x2.ndim == 1:
+            final.pop(-1)
+        a = x1 if x1.dtype is dt else self.astype(x1, dt)
+        b = x2 if x2.dtype is dt else self.astype(x2, dt)
+        a = _manip.reshape(a, a_shape)
+        b = _manip.reshape(b, b_shape)
+        batch = prod(batch_shape)
+
+        def batched(x: Array, shape: tuple[int, ...]) -> tuple[Array, int]:
+            if prod(shape[:-2]) == 1:
+                return x, 0
+            if shape[:-2] != batch_shape:
+                x = self.broadcast_to(x, batch_shape + shape[-2:])
+            return x, shape[-2] * shape[-1]
+
+        a, sa = batched(a, a_shape)
+        b, sb = batched(b, b_shape)
+        buf = _gk.matmul(dev, a._buf, b._buf, dt, batch, M, K, N, sa, sb)
+        if dt in _NARROW_WIDE:  # the kernel wraps in 32 bits; wrap to the narrow width
+            return self.astype(Array._new(buf, tuple(final), _NARROW_WIDE[dt], dev), dt)
+        return Array._new(buf, tuple(final), dt, dev)
+
+    @_locked
+    def softmax(self, x: Array, axis: int) -> Array:
+        last = axis == x.ndim - 1
+        xx = x if last else _manip.moveaxis(x, axis, -1)
+        buf = _gk.softmax_rows(x.device, xx._buf, xx.dtype, prod(xx.shape[:-1]), xx.shape[-1])
+        r = Array._new(buf, xx.shape, x.dtype, x.device)
+        return r if last else _manip.moveaxis(r, -1, axis)
+
+    @_locked
+    def logsumexp(self, x: Array, axis: int, keepdims: bool) -> Array:
+        xx = x if axis == x.ndim - 1 else _manip.moveaxis(x, axis, -1)
+        buf = _gk.logsumexp_rows(x.device, xx._buf, xx.dtype, prod(xx.shape[:-1]), xx.shape[-1])
+        shape = x.shape[:axis] + ((1,) if keepdims else ()) + x.shape[axis + 1:]
+        return _manip.reshape(Array._new(buf, xx.shape[:-1], x.dtype, x.device), shape)
+

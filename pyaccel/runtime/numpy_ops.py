@@ -1,0 +1,254 @@
+"""The NumPy op provider of the ``cpu`` device (also the oracle the GPU results are checked
+against): every op of :class:`~pyaccel.ops.provider.OpProvider` as NumPy calls on views of
+the device's byte buffers.
+
+The namespace functions have validated the arguments and worked out dtypes and shapes;
+results have NumPy's values, converted to the requested dtype. float16 data accumulates in
+float32 (sums, means, matmul), as the GPU kernels do.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from ..array import Array
+from ..device import Device
+from ..dtypes import HOST_LAYOUT, DType, StorageLayout, as_dtype
+from ..indexing import numpy_key
+from ..ops.table import OpDef
+
+
+def view(x: Array) -> Any:
+    """A NumPy view of a cpu array's buffer (shares memory)."""
+    np = x.device.ops.np
+    raw = x._buf.handle
+    n = x.size * x.dtype.itemsize
+    return raw[:n].view(np.dtype(x.dtype.name)).reshape(x.shape)
+
+
+def _acc(dt: DType) -> str:
+    """Accumulation dtype: float16 data accumulates in float32 (as the GPU kernels)."""
+    return "float32" if dt.name == "float16" else dt.name
+
+
+class NumpyOps:
+    """The op provider of the cpu device (see the module docstring)."""
+
+    def __init__(self, device: Device, np: Any) -> None:
+        self.device = device
+        self.np = np
+
+    def _wrap(self, arr: Any, dtype: DType | None = None) -> Array:
+        """A new cpu Array holding a copy of NumPy array ``arr`` (as ``dtype``)."""
+        dt = dtype or as_dtype(arr.dtype)
+        out = Array._empty(self.device, tuple(arr.shape), dt)
+        if out.size:
+            view(out)[...] = arr
+        return out
+
+    # -- storage -----------------------------------------------------------------------
+    def layout(self, dtype: DType) -> StorageLayout:
+        """The host layout of ``dtype`` (NumPy's; the dtype table)."""
+        return HOST_LAYOUT[dtype]
+
+    def output(self, shape: tuple[int, ...], dtype: DType) -> Array:
+        return Array._empty(self.device, tuple(shape), dtype)
+
+    def to_numpy(self, x: Array) -> Any:
+        return view(x).copy()
+
+    async def to_numpy_async(self, x: Array) -> Any:
+        return view(x).copy()
+
+    def host_view(self, x: Array) -> Any:
+        """A NumPy view sharing the array's memory."""
+        return view(x)
+
+    def dlpack_device(self) -> tuple[int, int]:
+        return (1, 0)  # kDLCPU
+
+    # -- elementwise ---------------------------------------------------------------------
+    def elementwise(self, row: OpDef, args: Sequence[Any], shape: tuple[int, ...], compute_dtype: DType,
+                    out_dtype: DType) -> tuple[Array, Any]:
+        np = self.np
+        cdt = compute_dtype
+        fn: Any = np
+        for part in row.numpy.split("."):
+            fn = getattr(fn, part)
+        vals = []
+        for a in args:
+            if isinstance(a, Array):
+                v = view(a)
+                vals.append(v.astype(np.dtype(cdt.name)) if row.dtypes == "floating" and a.dtype is not cdt
+                            else v)
+            else:
+                vals.append(a)
+        if row.name == "where":
+            vals[1:] = [np.asarray(v, dtype=np.dtype(cdt.name)) if not isinstance(a, Array) else v
+                        for v, a in zip(vals[1:], args[1:], strict=True)]
+        with np.errstate(all="ignore"):
+            r = fn(*vals)
+        r = np.asarray(r)
+        want = np.dtype(out_dtype.name)
+        if r.dtype != want:
+            r = r.astype(want)
+        return self._wrap(r, out_dtype), None
+
+    def clip(self, x: Array, lo: Any, hi: Any) -> Array:
+        np = self.np
+        lo_, hi_ = (view(b) if isinstance(b, Array) else b for b in (lo, hi))
+        with np.errstate(all="ignore"):
+            r = np.asarray(np.clip(view(x), lo_, hi_)).astype(np.dtype(x.dtype.name), copy=False)
+        return self._wrap(r, x.dtype)
+
+    # -- creation ------------------------------------------------------------------------
+    def fill(self, out: Array, value: Any) -> Array:
+        if out.size:
+            view(out)[...] = value
+        return out
+
+    def arange(self, start: Any, stop: Any, step: Any, n: int, dtype: DType) -> Array:
+        np = self.np
+        return self._wrap(np.arange(start, stop, step, dtype=np.dtype(dtype.name)), dtype)
+
+    def linspace(self, start: Any, stop: Any, num: int, endpoint: bool, dtype: DType,
+                 float_dtype: DType) -> Array:
+        np = self.np
+        return self._wrap(np.linspace(start, stop, num, endpoint=endpoint, dtype=np.dtype(dtype.name)), dtype)
+
+    def eye(self, n_rows: int, n_cols: int, k: int, dtype: DType) -> Array:
+        np = self.np
+        return self._wrap(np.eye(n_rows, n_cols, k=k, dtype=np.dtype(dtype.name)), dtype)
+
+    def tri(self, x: Array, k: int, upper: bool) -> Array:
+        np = self.np
+        return self._wrap((np.triu if upper else np.tril)(view(x), k=k), x.dtype)
+
+    # -- manipulation --------------------------------------------------------------------
+    def astype(self, x: Array, dtype: DType) -> Array:
+        np = self.np
+        with np.errstate(all="ignore"):
+            return self._wrap(view(x).astype(np.dtype(dtype.name)), dtype)
+
+    def permute_dims(self, x: Array, axes: Sequence[int]) -> Array:
+        return self._wrap(self.np.asarray(view(x).transpose(axes)))
+
+    def broadcast_to(self, x: Array, shape: tuple[int, ...]) -> Array:
+        return self._wrap(self.np.broadcast_to(view(x), shape))
+
+    def concat(self, arrays: Sequence[Array], axis: int, dtype: DType) -> Array:
+        np = self.np
+        return self._wrap(np.concatenate([view(a) for a in arrays], axis=axis)
+                          .astype(np.dtype(dtype.name), copy=False), dtype)
+
+    def flip(self, x: Array, axes: Sequence[int]) -> Array:
+        np = self.np
+        return self._wrap(np.asarray(np.flip(view(x), tuple(axes))))
+
+    def diagonal(self, x: Array, offset: int) -> Array:
+        np = self.np
+        return self._wrap(np.asarray(np.diagonal(view(x), offset=offset, axis1=-2, axis2=-1)), x.dtype)
+
+    # -- indexing --------------------------------------------------------------------------
+    def getitem(self, x: Array, key: Any) -> Array:
+        r = view(x)[numpy_key(x, key, view)]
+        return self._wrap(self.np.asarray(r), x.dtype)
+
+    def setitem(self, x: Array, key: Any, value: Any) -> None:
+        np = self.np
+        with np.errstate(all="ignore"):
+            view(x)[numpy_key(x, key, view)] = view(value) if isinstance(value, Array) else value
+
+    # -- reductions ------------------------------------------------------------------------
+    def reduce(self, x: Array, axes: tuple[int, ...], shape: tuple[int, ...], op: str,
+               dtype: DType) -> Array:
+        np = self.np
+        v = view(x)
+        if op in ("sum", "prod"):
+            with np.errstate(all="ignore"):
+                r = getattr(np, op)(v, axis=axes, dtype=np.dtype(_acc(dtype)))
+            r = np.asarray(r).astype(np.dtype(dtype.name))
+        elif op in ("min", "max"):
+            r = np.asarray(getattr(np, "amin" if op == "min" else "amax")(v, axis=axes))
+        else:
+            r = np.asarray(getattr(np, op)(v, axis=axes))
+        return self._wrap(r.reshape(shape), dtype)
+
+    def mean(self, x: Array, axes: tuple[int, ...], shape: tuple[int, ...], dtype: DType) -> Array:
+        np = self.np
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # empty slices give NaN, quietly
+            r = np.mean(view(x), axis=axes, dtype=np.dtype(_acc(dtype)))
+        return self._wrap(np.asarray(r).astype(np.dtype(dtype.name)).reshape(shape), dtype)
+
+    def var(self, x: Array, axes: tuple[int, ...], shape: tuple[int, ...], correction: float,
+            dtype: DType) -> Array:
+        np = self.np
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # empty slices / dof <= 0: NaN, inf
+            r = np.var(view(x), axis=axes, dtype=np.dtype(_acc(dtype)), ddof=correction)
+        return self._wrap(np.asarray(r).astype(np.dtype(dtype.name)).reshape(shape), dtype)
+
+    def argreduce(self, x: Array, axis: int | None, shape: tuple[int, ...], op: str,
+                  dtype: DType) -> Array:
+        np = self.np
+        r = np.asarray(getattr(np, op)(view(x), axis=axis)).astype(np.dtype(dtype.name))
+        return self._wrap(r.reshape(shape), dtype)
+
+    def cumulative_sum(self, x: Array, axis: int, include_initial: bool, dtype: DType) -> Array:
+        np = self.np
+        r = np.cumulative_sum(view(x), axis=axis, dtype=np.dtype(_acc(dtype)),
+                              include_initial=include_initial)
+        return self._wrap(np.asarray(r).astype(np.dtype(dtype.name)), dtype)
+
+    def sort(self, x: Array, axis: int, descending: bool, stable: bool, indices: bool,
+             dtype: DType) -> Array:
+        np = self.np
+        v = view(x)
+        if descending:
+            r = np.flip(v, axis=axis)
+            i = np.argsort(r, axis=axis, kind="stable")
+            i = (v.shape[axis] - 1 - i)
+            i = np.flip(i, axis=axis)
+            r = np.take_along_axis(v, i, axis=axis) if not indices else i
+        else:
+            r = (np.argsort(v, axis=axis, kind="stable") if indices
+                 else np.sort(v, axis=axis, kind="stable"))
+        return self._wrap(np.asarray(r).astype(np.dtype(dtype.name)), dtype)
+
+    # -- linalg / nn -------------------------------------------------------------------------
+    def matmul(self, x1: Array, x2: Array, dtype: DType) -> Array:
+        np = self.np
+        acc = np.dtype(_acc(dtype))  # as the GPU kernel
+        with np.errstate(all="ignore"):
+            r = np.matmul(view(x1).astype(acc, copy=False), view(x2).astype(acc, copy=False))
+        return self._wrap(np.asarray(r).astype(np.dtype(dtype.name)), dtype)
+
+    def softmax(self, x: Array, axis: int) -> Array:
+        np = self.np
+        v = view(x)
+        if v.shape[axis] == 0:
+            return self._wrap(v.copy(), x.dtype)
+        with np.errstate(all="ignore"):
+            m = np.max(v, axis=axis, keepdims=True)
+            e = np.exp(v - m)  # an infinite max gives NaN (as the GPU kernel)
+            r = (e / np.sum(e, axis=axis, keepdims=True)).astype(v.dtype)
+        return self._wrap(r, x.dtype)
+
+    def logsumexp(self, x: Array, axis: int, keepdims: bool) -> Array:
+        np = self.np
+        v = view(x)
+        if v.shape[axis] == 0:
+            r = np.full(v.shape[:axis] + v.shape[axis + 1:], -np.inf, dtype=v.dtype)
+        else:
+            with np.errstate(all="ignore"):
+                m = np.max(v, axis=axis, keepdims=True)
+                m = np.where(np.isfinite(m), m, 0)
+                s = np.sum(np.exp(v - m), axis=axis, keepdims=True)
+                r = (np.log(s) + m).squeeze(axis).astype(v.dtype)
+        if keepdims:
+            r = np.expand_dims(r, axis)
+        return self._wrap(np.asarray(r), x.dtype)
+
