@@ -18,6 +18,7 @@ Arrays are made by the namespace functions (``pyaccel.asarray``, ``zeros``, ...)
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -129,9 +130,7 @@ class Array:
     def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
         if api_version not in (None, "2021.12", "2022.12", "2023.12"):
             raise ValueError(f"unsupported Array API version {api_version!r}; pyaccel implements 2023.12")
-        import pyaccel
-
-        return pyaccel
+        return sys.modules[__package__]  # the pyaccel package (imported before any submodule)
 
     def to_device(self, device: Any, /, *, stream: Any = None) -> Array:
         """A copy on another device (the same array when ``device`` is this device)."""
