@@ -2,7 +2,9 @@
 weak Python scalars, default dtypes, the float64 policy, and the Array API data-type
 functions (``result_type``, ``can_cast``, ``finfo``, ``iinfo``, ``isdtype``).
 
-Device dtypes: ``cpu:0`` holds every dtype (NumPy). WebGPU devices hold bool, int8/16/32,
+Device dtypes come from the dtype table (:data:`pyaccel.dtypes.DTYPE_TABLE`) and the
+device's capability flags: ``cpu:0`` (FLOAT64, INT64, F16) holds every dtype (NumPy).
+WebGPU devices hold bool, int8/16/32,
 uint8/16/32 and float32, plus float16 when ``Capability.F16`` is set. 64-bit dtypes do
 not exist there: asking for one raises :class:`~pyaccel.UnsupportedDTypeError` unless the
 *downcast* policy is on (``pyaccel.set_dtype_policy("downcast")`` or the environment
@@ -13,7 +15,8 @@ Promotion follows NumPy 2 (which extends the Array API table to mixed kinds): so
 ``cpu:0`` results always have NumPy's dtype. Python scalars are *weak* (NEP 50 / the
 Array API): ``int8_array + 1`` is int8, ``int_array + 1.5`` is the device's default
 float, and an int scalar that does not fit the array's dtype raises OverflowError.
-Default dtypes: float64/int64 on cpu, float32/int32 on WebGPU devices.
+Default dtypes: float64 / int64 where the device has ``Capability.FLOAT64`` / ``INT64``
+(cpu), else float32 / int32 (WebGPU devices).
 """
 
 from __future__ import annotations
@@ -26,10 +29,10 @@ from typing import Any
 from .capabilities import Capability
 from .device import Device
 from .dtypes import (
-    ALL_DTYPES,
+    DTYPE_TABLE,
     DType,
     as_dtype,
-    bool_,
+    dtypes_for,
     float16,
     float32,
     float64,
@@ -49,7 +52,6 @@ POLICIES = ("strict", "downcast")
 _policy: list[str | None] = [None]
 
 _DOWN = {float64: float32, int64: int32, uint64: uint32}
-_GPU_DTYPES = (bool_, int8, int16, int32, uint8, uint16, uint32, float32)
 
 
 def set_dtype_policy(policy: str | None) -> str:
@@ -80,17 +82,12 @@ def get_dtype_policy() -> str:
 
 
 def device_dtypes(device: Device) -> tuple[DType, ...]:
-    """Every dtype arrays on ``device`` can have."""
-    if device.is_cpu:
-        return ALL_DTYPES
-    out = list(_GPU_DTYPES)
-    if Capability.F16 in device.capabilities:
-        out.insert(-1, float16)
-    return tuple(out)
+    """Every dtype arrays on ``device`` can have (the dtype table's rows its capabilities allow)."""
+    return dtypes_for(device.capabilities)
 
 
 def supports(device: Device, dtype: DType) -> bool:
-    return device.is_cpu or dtype in device_dtypes(device)
+    return DTYPE_TABLE[dtype].supported_by(device.capabilities)
 
 
 def check_dtype(device: Device, dtype: Any, what: str = "") -> DType:
@@ -118,19 +115,19 @@ def check_dtype(device: Device, dtype: Any, what: str = "") -> DType:
 
 
 def default_float(device: Device) -> DType:
-    return float64 if device.is_cpu else float32
+    return float64 if Capability.FLOAT64 in device.capabilities else float32
 
 
 def default_int(device: Device) -> DType:
-    return int64 if device.is_cpu else int32
+    return int64 if Capability.INT64 in device.capabilities else int32
 
 
 def default_uint(device: Device) -> DType:
-    return uint64 if device.is_cpu else uint32
+    return uint64 if Capability.INT64 in device.capabilities else uint32
 
 
 def index_dtype(device: Device) -> DType:
-    return int64 if device.is_cpu else int32
+    return int64 if Capability.INT64 in device.capabilities else int32
 
 
 def default_dtypes(device: Device) -> dict[str, DType]:

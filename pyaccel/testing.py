@@ -25,6 +25,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from .capabilities import Capability
 from .device import Buffer, Device
 from .dtypes import DType, as_dtype
 from .errors import BackendUnavailableError, DeviceNotFoundError, InvalidDeviceURIError
@@ -320,7 +321,7 @@ def _open_or_skip(request: Any, gpu_only: bool) -> Device:
         raise
     except (DeviceNotFoundError, BackendUnavailableError) as exc:
         pytest.skip(f"device {uri} unavailable: {exc}")
-    if gpu_only and dev.is_cpu:
+    if gpu_only and Capability.KERNELS_RUN_REFERENCE in dev.capabilities:
         pytest.skip(f"{uri} is the NumPy cpu device; this test needs a GPU device")
     return dev
 

@@ -137,7 +137,7 @@ class WgslOps:
 
     # -- elementwise ---------------------------------------------------------------------
     def elementwise(self, row: OpDef, args: Sequence[Any], shape: tuple[int, ...], compute_dtype: DType,
-                    out_dtype: DType) -> tuple[Array, Any]:
+                    out_dtype: DType) -> tuple[Array, Callable[[Sequence[Any]], Array] | None]:
         """``row`` applied to arrays / Python scalars ``args`` (broadcast to ``shape``); returns
         the result and, when the launch can be replayed for the same signature, a memo
         ``fast(args) -> Array``."""

@@ -10,7 +10,7 @@ float32 (sums, means, matmul), as the GPU kernels do.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..array import Array
@@ -71,7 +71,7 @@ class NumpyOps:
 
     # -- elementwise ---------------------------------------------------------------------
     def elementwise(self, row: OpDef, args: Sequence[Any], shape: tuple[int, ...], compute_dtype: DType,
-                    out_dtype: DType) -> tuple[Array, Any]:
+                    out_dtype: DType) -> tuple[Array, Callable[[Sequence[Any]], Array] | None]:
         np = self.np
         cdt = compute_dtype
         fn: Any = np
