@@ -389,7 +389,7 @@ def _make_plan(device: Device, expr: str, T: str, out_nbytes: int, out_dtype: DT
         pipe = _PIPES[(impl, src)] = impl.pipeline(src, "main", None, name or "elementwise")
     bufs = tuple(k for k, op in enumerate(operands)
                  if op.mode != "scalar" and op.buf is not None and (2 + k) in used)
-    binds = ((0, max(4, (out_nbytes + 3) & ~3)), (1, len(head) + _AUX.size + len(tail)),
+    binds = ((0, launch.binding_size(out_nbytes)), (1, len(head) + _AUX.size + len(tail)),
              *((2 + k, _bsize(operands[k].buf)) for k in bufs))
     return Plan(impl, pipe, head, tail, tuple(scal), bufs, binds,
                 launch.grid_1d(device, n // 4 if vec else n))
@@ -441,7 +441,7 @@ def _used_bindings(src: str) -> frozenset[int]:
 
 
 def _bsize(b: Buffer) -> int:
-    return max(4, (b.nbytes + 3) & ~3)
+    return launch.binding_size(b.nbytes)
 
 
 

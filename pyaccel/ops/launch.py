@@ -15,21 +15,36 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
-from ..device import Buffer, Device
+from ..device import Device
 
 WG = 256
 _SOURCES: dict[str, str] = {}
 
 
+def binding_size(nbytes: int) -> int:
+    """Size to bind a storage buffer of ``nbytes`` with: a multiple of 4, at least 4 (WebGPU)."""
+    return max(4, (nbytes + 3) & ~3)
+
+
+# families whose source starts with the shared prelude (prelude.wgsl: column indexing)
+PRELUDE_FAMILIES = frozenset({"reduce", "argreduce", "scan"})
+
+
+def _read(name: str) -> str:
+    return resources.files(__package__).joinpath(f"{name}.wgsl").read_text()
+
+
 def wgsl_source(name: str) -> str:
-    """Text of ``pyaccel/ops/<name>.wgsl`` (package data, cached)."""
+    """Text of ``pyaccel/ops/<name>.wgsl`` (package data, cached), after ``prelude.wgsl``
+    for the families in :data:`PRELUDE_FAMILIES`."""
     src = _SOURCES.get(name)
     if src is None:
-        src = resources.files(__package__).joinpath(f"{name}.wgsl").read_text()
+        src = _read(name)
+        if name in PRELUDE_FAMILIES:
+            src = _read("prelude") + "\n" + src
         _SOURCES[name] = src
     return src
 
@@ -60,27 +75,3 @@ def pack(fmt: str, *values: Any) -> bytes:
     """Little-endian parameter block, padded to 16 bytes (uniform-friendly)."""
     data = struct.pack("<" + fmt, *values)
     return data + b"\0" * (-len(data) % 16)
-
-
-def launch(device: Device, src: str, buffers: Sequence[Any], params: bytes | None,
-           workgroups: tuple[int, int, int], *, entry: str = "main",
-           constants: dict[str, float] | None = None, name: str = "") -> None:
-    """Record one dispatch of ``src`` on a GPU device (no wait).
-
-    ``buffers`` are ``Buffer`` objects (or raw GPUBuffer handles) bound at 0..k-1;
-    ``params`` (if any) is bound as a uniform at binding k.
-    """
-    impl = device.impl
-    pipe = impl.pipeline(src, entry, constants, name)
-    entries = []
-    for i, b in enumerate(buffers):
-        if isinstance(b, Buffer):
-            h, n = b.handle, b.nbytes
-        else:
-            h, n = b, b.size
-        entries.append((i, h, 0, max(4, (n + 3) & ~3)))
-    if params is not None:
-        u = impl.uniform(params)
-        entries.append((len(buffers), u, 0, len(params)))
-    with device._lock:
-        impl.dispatch(pipe, entries, workgroups)

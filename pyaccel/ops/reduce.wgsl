@@ -239,12 +239,8 @@ fn cols(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if t >= P.total {
         return;
     }
-    let j = t % P.inner;
-    let r = t / P.inner;
-    let c = r % P.nchunks;
-    let o = r / P.nchunks;
-    let start = c * P.chunk;
-    let end = min(start + P.chunk, P.n);
+    let k = column_of(t, P.inner, P.nchunks, P.chunk, P.n);
+    let j = k.j; let c = k.c; let o = k.o; let start = k.start; let end = k.end;
     let col = o * P.inner + j;
     var idx = (o * P.n + start) * P.inner + j;
     var acc = identity();

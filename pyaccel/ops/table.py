@@ -55,7 +55,23 @@ CATEGORIES: Mapping[str, str] = MappingProxyType({
 })
 
 # Test tolerance classes for float32 results: (rtol, atol). float16 uses (1e-2, 1e-3).
+# The one tolerance table, (rtol, atol): per op accuracy class (an OpDef's ``tol``) and per
+# dtype (pyaccel.testing.tolerance: oracle comparisons of kernels). Integers and bool: exact.
 TOLERANCES: Mapping[str, tuple[float, float]] = MappingProxyType({
+    # per dtype
+    "float16": (1e-2, 1e-3),
+    "float32": (1e-5, 1e-6),
+    "float64": (1e-12, 1e-14),
+    "bool": (0.0, 0.0),
+    "int8": (0.0, 0.0),
+    "int16": (0.0, 0.0),
+    "int32": (0.0, 0.0),
+    "int64": (0.0, 0.0),
+    "uint8": (0.0, 0.0),
+    "uint16": (0.0, 0.0),
+    "uint32": (0.0, 0.0),
+    "uint64": (0.0, 0.0),
+    # per op accuracy class
     "exact": (0.0, 0.0),
     "arith": (1e-6, 0.0),  # one rounding (WGSL allows 2.5 ULP for division)
     "transcendental": (2e-5, 1e-6),  # exp/log family (WGSL: a few ULP, absolute near 0)
@@ -339,11 +355,6 @@ def get(name: str) -> OpDef:
         return _BY_NAME[name]
     except KeyError:
         raise KeyError(f"no op named {name!r} in the op table") from None
-
-
-def public_ops(module: str = "pyaccel") -> list[OpDef]:
-    """Rows exported by a public module."""
-    return [r for r in OPS if r.module == module]
 
 
 def elementwise_public() -> list[OpDef]:

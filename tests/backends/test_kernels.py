@@ -669,11 +669,10 @@ def test_interleaved_kernels_in_one_batch(device, rng) -> None:
 def test_device_recovers_from_a_rejected_batch(gpu_device, rng) -> None:
     """A dispatch WebGPU rejects at submit time (here: a read_write binding aliasing a read one,
     recorded below the Kernel checks) fails that batch; the device keeps working."""
-    from pyaccel.ops.launch import launch
-
     a = gpu_device.malloc(256)
     a.write(np.ones(64, np.float32))
-    launch(gpu_device, ADD_ONE, [a, a], None, (1, 1, 1))
+    impl = gpu_device.impl
+    impl.dispatch(impl.pipeline(ADD_ONE, "main"), [(0, a.handle, 0, 256), (1, a.handle, 0, 256)], (1, 1, 1))
     with pytest.raises(Exception, match="conflicting usages"):
         a.read()
     _assert_usable(gpu_device)
