@@ -25,13 +25,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from ..dtypes import WGSL_FUNCTIONS
+
 # Kernel families and the WGSL files (pyaccel/ops/<name>.wgsl) that implement them.
 FAMILIES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "elementwise": ("elementwise", "ew_float", "ew_sint", "ew_uint"),
     "creation": ("elementwise",),  # fill / arange / linspace / eye / tril / triu: generated compute
     "gather": ("elementwise",),  # strided / broadcast / indexed copies (indexing, manipulation)
-    "reduction": ("reduce", "argreduce"),  # pyaccel.ops.gpu_kernels
-    "scan": ("scan",),
+    "reduction": ("prelude", "reduce", "argreduce"),  # pyaccel.ops.gpu_kernels (prelude.wgsl: shared)
+    "scan": ("prelude", "scan"),
     "matmul": ("matmul",),
     "softmax": ("softmax",),
     "sort": ("sort",),
@@ -39,9 +41,10 @@ FAMILIES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "host": (),  # data-dependent shapes: NumPy / pure Python after a device sync on GPUs
 })
 
-# WGSL helper library per compute kind.
-HELPER_LIBS: Mapping[str, str] = MappingProxyType({"f": "ew_float", "i": "ew_sint", "u": "ew_uint",
-                                                   "b": "ew_uint"})
+# WGSL helper library per compute kind (from the dtype table's compute type -> function file).
+HELPER_LIBS: Mapping[str, str] = MappingProxyType({
+    "f": WGSL_FUNCTIONS["f32"], "i": WGSL_FUNCTIONS["i32"], "u": WGSL_FUNCTIONS["u32"],
+    "b": WGSL_FUNCTIONS["u32"]})
 
 # dtype categories (Array API names) -> dtype kinds accepted ("b" bool, "i", "u", "f")
 CATEGORIES: Mapping[str, str] = MappingProxyType({
