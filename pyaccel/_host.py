@@ -56,18 +56,6 @@ def is_numpy_array(x: Any) -> bool:
 
 
 # storage layout on WebGPU devices: (struct/array format char, itemsize)
-def storage_char(dt: DType) -> str:
-    if dt is float16:
-        return "e"
-    if dt is float32:
-        return "f"
-    if dt.kind == "b" or dt.kind == "u":
-        return "I"
-    return "i"
-
-
-
-
 # array.array typecodes with a fixed size on every platform we run on
 _ARRAY_CODES = {"b": "b", "B": "B", "h": "h", "H": "H", "i": "i", "I": "I", "q": "q", "Q": "Q",
                 "f": "f", "d": "d"}

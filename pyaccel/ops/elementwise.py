@@ -410,7 +410,7 @@ def run(device: Device, expr: str, T: str, out: Buffer, out_dtype: DType, operan
         out_h = out.handle
         handles = [operands[k].buf.handle for k in p.bufs]  # type: ignore[union-attr]
         values = [operands[k].value for k, _ in p.scal]
-        with device._lock:
+        with launch.device_lock(device):
             p.record(out_h, handles, values)
         return
     # more than MAXD non-mergeable dims (rare): one dispatch per index of the leading dim

@@ -24,6 +24,13 @@ WG = 256
 _SOURCES: dict[str, str] = {}
 
 
+def device_lock(device: Device) -> Any:
+    """The device's re-entrant lock: held across one op's whole recording sequence (parameter
+    block, output allocation, dispatches) so threads sharing a device never interleave them.
+    (``Device._lock`` is ``device.impl.lock``: the one place to change if that moves.)"""
+    return device._lock
+
+
 def binding_size(nbytes: int) -> int:
     """Size to bind a storage buffer of ``nbytes`` with: a multiple of 4, at least 4 (WebGPU)."""
     return max(4, (nbytes + 3) & ~3)

@@ -43,15 +43,11 @@ from ..promotion import check_scalar_fits
 from . import elementwise as _k
 from . import gpu_kernels as _gk
 from . import table as _table
+from .launch import device_lock
 from .table import OpDef
 
 _NARROW_WIDE = {int8: int32, int16: int32, uint8: uint32, uint16: uint32}
 _DLPACK_CODES = {"vulkan": 7, "metal": 8, "webgpu": 15}
-
-
-def device_lock(device: Device) -> Any:
-    """The device's re-entrant lock (held across one op's whole recording sequence)."""
-    return device._lock
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
