@@ -62,3 +62,25 @@ def test_wgsl_provider_layout_comes_from_the_dtype_table() -> None:
     assert ops.layout(pyaccel.bool_).itemsize == 4 and ops.layout(pyaccel.bool_).char == "I"
     assert ops.layout(pyaccel.int8).numpy == "int32"
     assert ops.layout(pyaccel.float16).itemsize == 2
+
+
+NAMESPACE_MODULES = ("array", "creation", "elementwise", "indexing", "linalg", "manipulation",
+                     "reductions", "nn", "promotion")
+
+
+@pytest.mark.parametrize("module", NAMESPACE_MODULES)
+def test_namespace_module_does_not_branch_on_the_device_kind(module: str) -> None:
+    import re
+    from pathlib import Path
+
+    src = (Path(__file__).resolve().parents[2] / "pyaccel" / f"{module}.py").read_text()
+    for pattern in (r"\bis_cpu\b", r"\.api\s*[!=]=", r"[!=]=\s*[\"']cpu[\"']", r"isinstance\([^)]*Impl\b",
+                    r"\._lock\b"):
+        assert not re.search(pattern, src), f"pyaccel/{module}.py matches {pattern!r}: use device.ops"
+
+
+def test_array_cannot_be_constructed_directly() -> None:
+    import pyaccel
+
+    with pytest.raises(TypeError, match=r"pyaccel\.asarray"):
+        pyaccel.Array(b"\0" * 4, (1,), pyaccel.float32, None)
