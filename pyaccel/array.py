@@ -41,11 +41,6 @@ from .registry import as_device
 __all__ = ["Array", "asarray"]
 
 
-def itemsize_on(device: Device, dt: DType) -> int:
-    """Bytes per element of ``dt`` in a buffer of ``device`` (its provider's storage layout)."""
-    return device.ops.layout(dt).itemsize
-
-
 class Array:
     """An n-dimensional array on a pyaccel device (see the module docstring)."""
 
@@ -77,9 +72,11 @@ class Array:
                         dtype, device)
 
     @classmethod
-    def _output(cls, device: Device, shape: tuple[int, ...], dtype: DType) -> Array:
-        """A new array that an op recorded next writes in full (see ``OpProvider.output``)."""
-        return device.ops.output(shape, dtype)
+    def _output(cls, device: Device, shape: tuple[int, ...], dtype: DType, nbytes: int = -1) -> Array:
+        """A new array that the op recorded next writes in full (an op's result; see
+        ``OpProvider.output``). Providers allocate results through here, so one hook sees
+        every op output (the tests poison them). ``nbytes``: the storage size, if known."""
+        return device.ops.output(shape, dtype, nbytes)
 
     def __pyaccel_buffer__(self) -> Buffer:
         """The device Buffer (so ``pyaccel.Kernel`` accepts arrays)."""

@@ -9,6 +9,7 @@ makes (``impl.make_ops(device)``; see ``pyaccel/ops/provider.py``).
 
 from __future__ import annotations
 
+import functools
 import threading
 import weakref
 from collections.abc import Mapping
@@ -71,7 +72,6 @@ class Device:
         self.descriptor = descriptor
         self.impl = impl
         self._lock = threading.RLock()
-        self._ops: Any = None
 
     # -- identity ---------------------------------------------------------
     @property
@@ -109,14 +109,12 @@ class Device:
     def limits(self) -> Limits:
         return self.impl.limits
 
-    @property
+    @functools.cached_property
     def ops(self) -> Any:
         """The device's op provider (``pyaccel.ops.provider.OpProvider``), made once by
-        ``impl.make_ops(self)``: what the array namespace functions execute on."""
-        ops = self._ops
-        if ops is None:
-            ops = self._ops = self.impl.make_ops(self)
-        return ops
+        ``impl.make_ops(self)``: what the array namespace functions execute on. (Cached in
+        the instance: later reads are a plain attribute lookup, on the hot path.)"""
+        return self.impl.make_ops(self)
 
     @property
     def is_cpu(self) -> bool:

@@ -34,8 +34,10 @@ class OpProvider(Protocol):
     # -- storage and host transfers
     def layout(self, dtype: DType) -> StorageLayout:
         """How ``dtype`` is stored in this device's buffers (from the dtype table)."""
-    def output(self, shape: tuple[int, ...], dtype: DType) -> Array:
-        """A new array that the op recorded next writes in full (an op's result)."""
+    def output(self, shape: tuple[int, ...], dtype: DType, nbytes: int = -1) -> Array:
+        """A new array that the op recorded next writes in full (an op's result; ``nbytes``:
+        its storage size when the caller knows it). Providers call it through
+        ``Array._output`` (one hook for every op result)."""
     def to_numpy(self, x: Array) -> Any:
         """A NumPy copy of ``x`` (waits for the device)."""
     async def to_numpy_async(self, x: Array) -> Any:

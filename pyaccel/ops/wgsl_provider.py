@@ -68,12 +68,11 @@ class _Fast:
     """A memoised elementwise launch for one signature of arguments: a repeat call only
     takes an output buffer and records the planned kernel (see ``elementwise._apply``)."""
 
-    __slots__ = ("dev", "impl", "lock", "shape", "dt", "nbytes", "plan")
+    __slots__ = ("dev", "lock", "shape", "dt", "nbytes", "plan")
 
     def __init__(self, dev: Device, shape: tuple[int, ...], dt: DType, nbytes: int,
                  plan: _k.Plan) -> None:
         self.dev = dev
-        self.impl = dev.impl
         self.lock = device_lock(dev)
         self.shape = shape
         self.dt = dt
@@ -84,12 +83,10 @@ class _Fast:
         plan = self.plan
         handles = [args[k]._buf.handle for k in plan.bufs]
         values = [args[k] for k, _ in plan.scal] if plan.scal else ()
-        nbytes = self.nbytes
         with self.lock:
-            h = self.impl.alloc_output(nbytes)
-            plan.record(h, handles, values)
-        dev = self.dev
-        return Array._new(Buffer(dev, h, nbytes), self.shape, self.dt, dev)
+            out = Array._output(self.dev, self.shape, self.dt, self.nbytes)
+            plan.record(out._buf._handle, handles, values)
+        return out
 
 
 class WgslOps:
@@ -97,6 +94,7 @@ class WgslOps:
 
     def __init__(self, device: Device) -> None:
         self.device = device
+        self._lock = device_lock(device)
 
     # -- storage -----------------------------------------------------------------------
     def layout(self, dtype: DType) -> StorageLayout:
@@ -106,13 +104,14 @@ class WgslOps:
             raise UnsupportedDTypeError(f"dtype {dtype.name} has no WGSL storage on {self.device.uri}")
         return lay
 
-    def output(self, shape: tuple[int, ...], dtype: DType) -> Array:
+    def output(self, shape: tuple[int, ...], dtype: DType, nbytes: int = -1) -> Array:
         """A new array that a kernel recorded next writes in full. Its buffer may be one that
         queued work still uses (the kernel writes it in encoder order; see
         ``GPUDeviceImpl.alloc_output``): never write it from the host before that kernel."""
         dev = self.device
-        nbytes = prod(shape) * self.layout(dtype).itemsize
-        with device_lock(dev):
+        if nbytes < 0:
+            nbytes = prod(shape) * self.layout(dtype).itemsize
+        with self._lock:
             h = dev.impl.alloc_output(nbytes)
         return Array._new(Buffer(dev, h, nbytes), tuple(shape), dtype, dev)
 
@@ -159,7 +158,7 @@ class WgslOps:
                 sdt = bool_ if conv == "bool" else _k.scalar_t32(cdt)
                 ops.append(_k.scalar(a, sdt, conv))
         with device_lock(dev):
-            out = self.output(shape, out_dtype)
+            out = Array._output(dev, shape, out_dtype)
             plan = _k.plan(dev, expr, T, out._buf.nbytes, out_dtype, ops, shape, name=name)
             if plan is None:  # more than MAXD dims after merging: run() splits it
                 _k.run(dev, expr, T, out._buf, out_dtype, ops, shape, name=name)
@@ -185,7 +184,7 @@ class WgslOps:
             else:
                 ops.append(_k.scalar(a, _k.scalar_t32(dt), T))
         with device_lock(self.device):
-            out = self.output(shape, dt)
+            out = Array._output(self.device, shape, dt)
             _k.run(self.device, expr, T, out._buf, dt, ops, shape, name=row.name)
         return out
 

@@ -53,7 +53,7 @@ class NumpyOps:
         """The host layout of ``dtype`` (NumPy's; the dtype table)."""
         return HOST_LAYOUT[dtype]
 
-    def output(self, shape: tuple[int, ...], dtype: DType) -> Array:
+    def output(self, shape: tuple[int, ...], dtype: DType, nbytes: int = -1) -> Array:
         return Array._empty(self.device, tuple(shape), dtype)
 
     def to_numpy(self, x: Array) -> Any:
