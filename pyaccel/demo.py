@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from . import registry
+from .capabilities import Capability
 from .kernel import Kernel
 
 SAXPY = """
@@ -40,8 +41,9 @@ def run_demo(uri: str | None = None, n: int = 1 << 20) -> int:
     expected = (np.float32(2.5) * x + np.sin(y0)).astype(np.float32)
     kernel = Kernel(SAXPY, reference=_reference, name="saxpy")
     first = registry.device(uri) if uri else registry.get_device()
-    targets = [first] + [registry.device(d.uri) for d in registry.devices()
-                         if d.api != "cpu" and d.uri != first.uri and not uri]
+    others = [] if uri else [registry.device(d.uri) for d in registry.devices() if d.uri != first.uri]
+    # every other device that runs WGSL (the cpu device runs the NumPy reference instead)
+    targets = [first] + [d for d in others if Capability.KERNELS_RUN_REFERENCE not in d.capabilities]
     failures = 0
     print(f"\nSAXPY y = 2.5*x + sin(y) on {n} float32 elements (checked against NumPy):")
     for dev in targets:
