@@ -6,7 +6,7 @@ The namespace functions have already validated the arguments, promoted the dtype
 worked out the result shapes; this module turns each op into kernel launches of
 :mod:`pyaccel.ops.elementwise` (the elementwise skeleton: maps, casts, gathers, scatters,
 fills) and :mod:`pyaccel.ops.gpu_kernels` (reductions, scans, matmul, softmax, sort).
-Each op holds the device lock (:func:`device_lock`) across its whole recording sequence
+Each op holds the device lock (:func:`pyaccel.ops.launch.device_lock`) across its whole recording sequence
 (parameter block, output allocation, dispatch), so threads sharing a device never
 interleave one op's commands.
 
@@ -58,7 +58,7 @@ def _locked(method: _F) -> _F:
 
     @functools.wraps(method)
     def wrapper(self: WgslOps, *args: Any, **kwargs: Any) -> Any:
-        with device_lock(self.device):
+        with self._lock:
             return method(self, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
