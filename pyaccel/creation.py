@@ -194,6 +194,11 @@ def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: A
     step = (stop - start) / div if div > 0 else 0.0
     last = float(stop) if endpoint and num > 1 else float(start + (num - 1) * step)
     fdt = dt if dt.kind == "f" else check_dtype(dev, default_float(dev), "linspace")
+    np = _host.numpy()
+    if np is not None:  # NumPy's float64 start + i * step rounded once: bit-identical with it
+        out = asarray(np.linspace(start, stop, num, endpoint=endpoint, dtype=np.dtype(fdt.name)),
+                      device=dev)
+        return out if fdt is dt else out.astype(dt)
     out = Array._empty(dev, (num,), fdt)
     if num:
         from .manipulation import _scalar_t32
