@@ -42,8 +42,10 @@ Semantics the caller relies on:
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from ..capabilities import Capability
 from ..device import Buffer, Device
@@ -119,6 +121,26 @@ def _dispatch(device: Device, family: str, aliases: dict[str, str], entry: str,
             entries.append((b, h, 0, min(max(16, (buf.nbytes + 15) & ~15), h.size)))
         entries.append((params_binding, impl.uniform(params), 0, len(params)))
         impl.dispatch(pipe, entries, workgroups)
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _locked(fn: _F) -> _F:
+    """Hold the device lock across every pass an op records (thread model: another thread
+    must not record between a multi-pass op's dispatches or reuse its temporaries)."""
+
+    @functools.wraps(fn)
+    def wrapper(device: Device, *args: Any, **kwargs: Any) -> Any:
+        with device._lock:
+            return fn(device, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _binding_limit(device: Device) -> int:
+    """Largest buffer one storage binding can hold on ``device`` (bytes)."""
+    return min(device.limits.max_storage_binding_size, device.limits.max_buffer_size)
 
 
 def _groups(device: Device, count: int) -> tuple[int, int, int]:
@@ -320,6 +342,7 @@ def _argreduce(device: Device, x: Buffer, T: str, outer: int, n: int, inner: int
         cur, cur_idx, cur_t, has_idx, n = vals, idx, A, True, nchunks
 
 
+@_locked
 def reduce_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: int, op: str,
                 out_dt: DType | None = None) -> Buffer:
     """Reduce x viewed as (outer, n, inner) over n; returns (outer, inner) elements.
@@ -353,6 +376,7 @@ def reduce_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner:
     return _reduce(device, x, T, A, R, outer, n, inner, _OPCODE[op])
 
 
+@_locked
 def mean_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: int,
               out_dt: DType | None = None) -> Buffer:
     """Arithmetic mean over n of x viewed as (outer, n, inner) (f32 accumulation).
@@ -368,6 +392,7 @@ def mean_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: i
     return _reduce(device, x, T, "f32", R, outer, n, inner, 0, scale)
 
 
+@_locked
 def var_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: int,
              correction: float = 0.0, out_dt: DType | None = None) -> Buffer:
     """Variance over n of x viewed as (outer, n, inner): two passes (the mean, then the sum
@@ -424,6 +449,7 @@ def _scan_into(device: Device, x: Buffer, T: str, A: str, R: str, outer: int, n:
         offs.free()
 
 
+@_locked
 def cumsum_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: int,
                 include_initial: bool = False, out_dt: DType | None = None) -> Buffer:
     """Cumulative sum along n of x viewed as (outer, n, inner) (Array API ``cumulative_sum``).
@@ -487,7 +513,7 @@ def _matmul(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int,
         # long K: partial products of K chunks in slices (type A), summed by reduce passes;
         # past the binding limit in rounds whose first slice carries the previous rounds' sum
         slice_bytes = count * _size(A)
-        limit = min(device.limits.max_storage_binding_size, device.limits.max_buffer_size)
+        limit = _binding_limit(device)
         per = limit // slice_bytes
         if per < 2:
             raise OutOfDeviceMemoryError(
@@ -509,6 +535,7 @@ def _matmul(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int,
         return carry
 
 
+@_locked
 def matmul(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int, K: int, N: int,
            a_batch_stride: int, b_batch_stride: int) -> Buffer:
     """Batched ``a @ b``: a (batch, M, K), b (batch, K, N) row-major -> (batch, M, N).
@@ -522,6 +549,7 @@ def matmul(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int, 
     return _matmul(device, a, b, dt, batch, M, K, N, a_batch_stride, b_batch_stride, entry)
 
 
+@_locked
 def matmul_naive(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int, K: int,
                  N: int, a_batch_stride: int, b_batch_stride: int) -> Buffer:
     """Same contract as :func:`matmul`, one thread per output element (benchmark baseline)."""
@@ -572,11 +600,13 @@ def _rowwise(device: Device, x: Buffer, dt: DType, rows: int, n: int, entry: str
     return out
 
 
+@_locked
 def softmax_rows(device: Device, x: Buffer, dt: DType, rows: int, n: int) -> Buffer:
     """Softmax of each row of x (rows, n): exp(x - max) / sum(exp(x - max)), f32 math."""
     return _rowwise(device, x, dt, rows, n, "softmax")
 
 
+@_locked
 def logsumexp_rows(device: Device, x: Buffer, dt: DType, rows: int, n: int) -> Buffer:
     """log(sum(exp(x))) of each row of x (rows, n), max-shifted; returns (rows,) elements.
 
@@ -588,6 +618,7 @@ def logsumexp_rows(device: Device, x: Buffer, dt: DType, rows: int, n: int) -> B
 # ---------------------------------------------------------------------------
 # sort
 # ---------------------------------------------------------------------------
+@_locked
 def sort_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, descending: bool = False,
               stable: bool = True, return_indices: bool = False) -> Buffer:
     """Sort each row of x (outer, n) along the last axis; values, or int32 indices

@@ -42,6 +42,41 @@ def close_scaled(actual, expected, scale, what: str, rel: float = 1e-5) -> None:
 def test_max_loop_constant():
     """The bound is well below the cap, so per-invocation overheads (trees, tails) fit."""
     assert 1024 <= gk.MAX_LOOP <= 65535 // 2
+    # matmul K chunks: tiled = 3 loops of 16 + 1 per 16-wide slice, ~100 in the stores
+    assert gk._MM_KC["tiled"] // 16 * 52 + 100 <= gk.MAX_LOOP
+    assert gk._MM_KC["naive"] + 1 <= gk.MAX_LOOP
+
+
+def _loops(mode: str, n: int, chunk: int) -> int:
+    """Loop iterations of one invocation of reduce.wgsl's entry ``mode`` (from its loops)."""
+    if mode == "rows":
+        wg = gk._rows_wg(n)
+        return -(-(chunk // 4 + 1) // (2 * wg)) + 1 + wg.bit_length() + 8
+    if mode == "seg":
+        return chunk // 16 + 1 + 4 + 4 + 4
+    return chunk + 1  # cols, cols4
+
+
+@pytest.mark.parametrize("layout", ["gpu", "software"])
+def test_reduce_plans_within_bound(monkeypatch, layout):
+    """Every pass the reduction planner makes stays within MAX_LOOP (no device needed)."""
+    monkeypatch.setattr(gk, "LAYOUT", layout)
+    for outer in (1, 3, 100, 5000):
+        for n in (0, 1, 100, 65535, 65536, 300001, 2**22, 2**25):
+            for inner in (1, 3, 4, 1000):
+                if outer * n * inner > 2**25:
+                    continue
+                m, passes = n, 0
+                while True:
+                    mode, nchunks, chunk = gk._plan(None, outer, m, inner)
+                    assert nchunks * chunk >= m and (nchunks - 1) * chunk < max(m, 1)
+                    loops = _loops(mode, m, chunk)
+                    assert loops <= gk.MAX_LOOP, (outer, n, inner, mode, chunk, loops)
+                    passes += 1
+                    assert passes < 8
+                    if nchunks == 1:
+                        break
+                    m = nchunks
 
 
 # ---------------------------------------------------------------------------
@@ -82,6 +117,40 @@ def test_matmul_batched_long_k(gpu_device, rng):
     r = pyaccel.matmul(put(gpu_device, a), put(gpu_device, b)).to_numpy()
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     close_scaled(r, a64 @ b64, np.abs(a64) @ np.abs(b64), "batched matmul", 1e-4)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float16"])
+def test_matmul_k_chunk_rounds(gpu_device, rng, monkeypatch, dtype):
+    """Many K chunks, and partial products past the (patched) binding limit: the chunks
+    are summed in rounds that carry the previous rounds' sum."""
+    if dtype not in {d.name for d in pyaccel.promotion.device_dtypes(gpu_device)}:
+        pytest.skip(f"{gpu_device.uri} has no {dtype}")
+    real_limit = gk._binding_limit
+    monkeypatch.setattr(gk, "_MM_KC", {"tiled": 32, "naive": 24})
+    for M, K, N in ((3, 1000, 5), (20, 999, 70)):  # naive (13 and 42 chunks), tiled (32 chunks)
+        slice_bytes = M * N * 4
+        monkeypatch.setattr(gk, "_binding_limit", lambda dev, s=slice_bytes: 5 * s)
+        if dtype == "int32":
+            a = rng.integers(-1000, 1000, (M, K)).astype(np.int32)
+            b = rng.integers(-1000, 1000, (K, N)).astype(np.int32)
+        else:
+            a = rng.standard_normal((M, K)).astype(dtype)
+            b = rng.standard_normal((K, N)).astype(dtype)
+        r = pyaccel.matmul(put(gpu_device, a), put(gpu_device, b)).to_numpy()
+        assert r.dtype == np.dtype(dtype)
+        if dtype == "int32":
+            np.testing.assert_array_equal(r, a @ b)
+        else:
+            a64, b64 = a.astype(np.float64), b.astype(np.float64)
+            want = (a64 @ b64).astype(dtype).astype(np.float64)  # one rounding to the dtype
+            close_scaled(r, want, np.abs(a64) @ np.abs(b64), f"matmul {dtype} {(M, K, N)}",
+                         1e-5 if dtype == "float32" else 2e-3)
+    monkeypatch.setattr(gk, "_binding_limit", lambda dev: 1)
+    with pytest.raises(pyaccel.errors.OutOfDeviceMemoryError, match="max_storage_binding_size"):
+        pyaccel.matmul(put(gpu_device, a), put(gpu_device, b))
+    monkeypatch.setattr(gk, "_binding_limit", real_limit)
+    small = pyaccel.matmul(put(gpu_device, a[:, :10]), put(gpu_device, b[:10])).to_numpy()
+    assert small.shape == (M, N)  # the device is still usable
 
 
 def test_tensordot_long_contraction(gpu_device, rng):
