@@ -478,6 +478,7 @@ def cumsum_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner:
 # (52 iterations) and up to ~100 in the stores; naive one iteration per k.
 _MM_TK = 16
 _MM_KC = {"tiled": (MAX_LOOP - 256) // (3 * _MM_TK + 4) * _MM_TK, "naive": MAX_LOOP - 16}
+_MM_SPLIT_MIN = 1024
 
 
 def _matmul(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int, K: int, N: int,
@@ -492,6 +493,13 @@ def _matmul(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int,
     tiles_m, tiles_n = _cdiv(M, 64), _cdiv(N, 64)
     per_chunk = batch * tiles_m * tiles_n if entry == "tiled" else count
     nk = max(1, _cdiv(K, _MM_KC[entry]))
+    if nk > 1:
+        # split anyway: also spread a thin product's long K over more invocations (at least
+        # _MM_SPLIT_MIN of k each), up to about _TARGET_THREADS threads (naive) or
+        # _TARGET_GROUPS / 8 workgroups (tiled)
+        want = _cdiv(_TARGET_THREADS, count) if entry == "naive" else _cdiv(_TARGET_GROUPS // 8,
+                                                                            per_chunk)
+        nk = max(nk, min(_cdiv(K, _MM_SPLIT_MIN), want))
     kc = _cdiv(K, nk)
     if entry == "tiled":
         kc = _cdiv(kc, _MM_TK) * _MM_TK

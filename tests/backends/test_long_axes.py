@@ -82,8 +82,8 @@ def test_reduce_plans_within_bound(monkeypatch, layout):
 # ---------------------------------------------------------------------------
 # matmul, tensordot, vecdot
 # ---------------------------------------------------------------------------
-@pytest.mark.parametrize("shape", [(1, 65536, 1), (3, 70000, 5), (16, 70000, 20)],
-                         ids=["1x65536x1", "naive-3x70000x5", "tiled-16x70000x20"])
+@pytest.mark.parametrize("shape", [(1, 65536, 1), (3, 70000, 5), (16, 66000, 17)],
+                         ids=["1x65536x1", "naive-3x70000x5", "tiled-16x66000x17"])
 def test_matmul_long_k_float32(gpu_device, rng, shape):
     M, K, N = shape
     a = rng.standard_normal((M, K)).astype(np.float32)
@@ -188,6 +188,27 @@ def test_softmax_long_rows(gpu_device, rng, n):
     np.testing.assert_allclose(r.astype(np.float64).sum(-1), 1.0, rtol=1e-4)
 
 
+def test_softmax_logsumexp_long_rows_gpu_layout_and_f16(gpu_device, rng, monkeypatch):
+    """The chunked path with 256-thread workgroups (rows past ~2M elements) and float16."""
+    monkeypatch.setattr(gk, "LAYOUT", "gpu")
+    x = rng.standard_normal((1, 2_200_001)).astype(np.float32)
+    X = put(gpu_device, x)
+    x64 = x.astype(np.float64)
+    assert_allclose_dtype(pyaccel.nn.softmax(X, axis=-1).to_numpy(),
+                          _softmax64(x64).astype(np.float32), rtol=1e-4, atol=1e-14,
+                          what="softmax, gpu layout")
+    m = x64.max()
+    np.testing.assert_allclose(pyaccel.nn.logsumexp(X, axis=-1).to_numpy(),
+                               [m + np.log(np.exp(x64 - m).sum())], rtol=1e-5)
+    if "float16" in {d.name for d in pyaccel.promotion.device_dtypes(gpu_device)}:
+        monkeypatch.setattr(gk, "LAYOUT", "auto")
+        h = rng.standard_normal((2, 300000)).astype(np.float16)
+        r = pyaccel.nn.softmax(put(gpu_device, h), axis=-1).to_numpy()
+        assert r.dtype == np.float16
+        want = _softmax64(h.astype(np.float64))
+        np.testing.assert_allclose(r.astype(np.float64), want, rtol=2e-3, atol=1e-7)
+
+
 def test_softmax_zeros_row(gpu_device):
     """The issue's reproducer: a row of 300,000 zeros."""
     r = pyaccel.nn.softmax(pyaccel.zeros((1, 300000), device=gpu_device), axis=-1).to_numpy()
@@ -281,7 +302,7 @@ def test_cumulative_sum_long(gpu_device, rng, monkeypatch, layout):
 
 
 def test_sort_long(gpu_device, rng):
-    n = 131073  # not a power of two: padded to 2**18
+    n = 100003  # not a power of two: padded to 2**17
     x = rng.standard_normal(n).astype(np.float32)
     x[rng.integers(n, size=50)] = x[:50]  # ties (stability)
     X = put(gpu_device, x)
