@@ -20,10 +20,17 @@ constants; entry points bind explicit binding numbers, see :func:`_dispatch`):
   reduce pass, scanned recursively, added as offsets); per-column sequential scans for
   ``inner > 1`` and on software devices.
 * ``matmul.wgsl`` — :func:`matmul`: 64x64 output tiles, 16-wide K slices in workgroup
-  memory, 8x8 outputs per thread in registers; :func:`matmul_naive`.
+  memory, 8x8 outputs per thread in registers; :func:`matmul_naive`. A K longer than one
+  invocation may loop over (:data:`MAX_LOOP`) is split into chunks whose partial products
+  (accumulator type) a reduce pass sums.
 * ``softmax.wgsl`` — :func:`softmax_rows`, :func:`logsumexp_rows`: one workgroup per
-  row, online (max, sum) pairs merged by a tree reduction.
-* ``sort.wgsl`` — :func:`sort_axis`: bitonic network over (key, index) pairs.
+  row, online (max, sum) pairs merged by a tree reduction; rows too long for one
+  invocation are split into chunks whose (max, sum) pairs are merged in a second pass.
+* ``sort.wgsl`` — :func:`sort_axis`: bitonic network over (key, index) pairs (loops per
+  invocation are bounded by the block size, whatever the length).
+
+Loop bound: every planner keeps the loop iterations of one invocation within
+:data:`MAX_LOOP` (Mesa's software GPUs silently cut an invocation at 65,535).
 
 Semantics the caller relies on:
 
