@@ -193,12 +193,15 @@ def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: A
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0
     last = float(stop) if endpoint and num > 1 else float(start + (num - 1) * step)
-    fdt = dt if dt.kind == "f" else check_dtype(dev, default_float(dev), "linspace")
+    # NumPy's formula on the host (float64 start + i * step, rounded once to the dtype):
+    # bit-identical with NumPy, which float32 kernel math is not (linspace(1, 0, 4)[2])
     np = _host.numpy()
-    if np is not None:  # NumPy's float64 start + i * step rounded once: bit-identical with it
-        out = asarray(np.linspace(start, stop, num, endpoint=endpoint, dtype=np.dtype(fdt.name)),
-                      device=dev)
-        return out if fdt is dt else out.astype(dt)
+    if np is not None:
+        return asarray(np.linspace(start, stop, num, endpoint=endpoint, dtype=np.dtype(dt.name)),
+                       dtype=dt, device=dev)
+    if dt.kind == "f" and num <= _LINSPACE_PY_MAX:
+        return asarray(_linspace_f64(start, stop, num, endpoint), dtype=dt, device=dev)
+    fdt = dt if dt.kind == "f" else check_dtype(dev, default_float(dev), "linspace")
     out = Array._empty(dev, (num,), fdt)
     if num:
         from .manipulation import _scalar_t32
@@ -209,6 +212,26 @@ def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: A
                [_k.scalar(float(start), sdt, "f32"), _k.scalar(float(step), sdt, "f32"),
                 _k.scalar(last, sdt, "f32")], [num], name="linspace")
     return out if fdt is dt else out.astype(dt)
+
+
+_LINSPACE_PY_MAX = 1 << 20  # without NumPy: pure Python up to this many values, then a kernel
+
+
+def _linspace_f64(start: float, stop: float, num: int, endpoint: bool) -> list[float]:
+    """NumPy's linspace values in float64 (numpy/_core/function_base.py), as Python floats."""
+    div = (num - 1) if endpoint else num
+    start, delta = float(start), float(stop) - float(start)
+    step = delta / div if div > 0 else math.nan
+    if div <= 0:
+        ys = [i * delta for i in range(num)]
+    elif step == 0:  # step underflows: NumPy divides first
+        ys = [i / div * delta for i in range(num)]
+    else:
+        ys = [i * step for i in range(num)]
+    ys = [y + start for y in ys]
+    if endpoint and num > 1:
+        ys[-1] = float(stop)
+    return ys
 
 
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,

@@ -603,7 +603,7 @@ def _rowwise(device: Device, x: Buffer, dt: DType, rows: int, n: int, entry: str
     params = pack("3If4I", rows, n, total, -math.inf, chunk, nchunks, 0, 0)
     with device._lock:
         stats = device.malloc(total * 8)
-        _dispatch(device, "softmax", {"T": T}, "partial", [(0, x), (3, stats)], params, 2,
+        _dispatch(device, "softmax", {"T": T}, "chunk_stats", [(0, x), (3, stats)], params, 2,
                   _groups(device, total), consts)
         if entry == "softmax":
             _dispatch(device, "softmax", {"T": T}, "softmax_chunks",

@@ -11,7 +11,7 @@
 //
 // Long rows (loop cap: Mesa's software GPUs end an invocation after 65,535 loop
 // iterations, see gpu_kernels.MAX_LOOP) are split into P.nchunks chunks of P.chunk
-// elements: `partial` writes each (row, chunk)'s (max, sum) pair to stats, then
+// elements: `chunk_stats` writes each (row, chunk)'s (max, sum) pair to stats, then
 // `softmax_chunks` (one workgroup per (row, chunk)) or `logsumexp_chunks` (one thread per
 // row) merge the row's pairs and finish. Unsplit rows use `softmax` / `logsumexp`.
 
@@ -80,7 +80,7 @@ fn row_stats(base: u32, lid: u32) {
 }
 
 // merge of two (max, sum) pairs
-fn merge(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
+fn merge_ms(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
     let nm = nan_max(a.x, b.x);
     return vec2<f32>(nm, rebase(a.x, a.y, nm) + rebase(b.x, b.y, nm));
 }
@@ -141,16 +141,16 @@ fn logsumexp(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
 }
 
 // (max, sum) of a row from its chunk pairs
-fn merged(row: u32) -> vec2<f32> {
+fn row_ms(row: u32) -> vec2<f32> {
     var ms = vec2<f32>(P.ninf, 0.0);
     for (var c = 0u; c < P.nchunks; c += 1u) {
-        ms = merge(ms, stats_in[row * P.nchunks + c]);
+        ms = merge_ms(ms, stats_in[row * P.nchunks + c]);
     }
     return ms;
 }
 
 @compute @workgroup_size(WG)
-fn partial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn chunk_stats(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) lid: u32) {
     let g = wid.x + wid.y * nwg.x;
     if g >= P.total {
@@ -174,7 +174,7 @@ fn softmax_chunks(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
     }
     let row = g / P.nchunks;
     let c = g - row * P.nchunks;
-    let ms = merged(row);
+    let ms = row_ms(row);
     let hi = row * P.n + min((c + 1u) * P.chunk, P.n);
     for (var k = row * P.n + c * P.chunk + lid; k < hi; k += WG) {
         out[k] = T(exp(f32(x[k]) - ms.x) / ms.y);
@@ -188,6 +188,6 @@ fn logsumexp_chunks(@builtin(global_invocation_id) gid: vec3<u32>,
     if row >= P.rows {
         return;
     }
-    let ms = merged(row);
+    let ms = row_ms(row);
     out[row] = T(lse(ms.x, ms.y));
 }

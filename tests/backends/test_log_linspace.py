@@ -47,10 +47,10 @@ CASES = [(1, 0, 4, True), (0, 1, 7, True), (0.1, 0.9, 13, False), (-3.7, 11.2, 1
 
 @pytest.mark.parametrize("start,stop,num,endpoint", CASES)
 def test_linspace_bit_identical(device, start, stop, num, endpoint):
-    for name in ("float32", "float16"):
+    for name in ("float32", "float16", "int32"):
         if name not in {d.name for d in pyaccel.promotion.device_dtypes(device)}:
             continue
-        with np.errstate(over="ignore"):  # float16 overflows to inf in both
+        with np.errstate(over="ignore", invalid="ignore"):  # float16 inf, int32 out of range
             got = pyaccel.linspace(start, stop, num, endpoint=endpoint, dtype=name,
                                    device=device).to_numpy()
             want = np.linspace(start, stop, num, endpoint=endpoint, dtype=name)
@@ -62,3 +62,17 @@ def test_linspace_bit_identical(device, start, stop, num, endpoint):
 def test_linspace_issue_value(device):
     r = pyaccel.linspace(1, 0, 4, dtype="float32", device=device).to_numpy()
     assert r[2] == np.float32(0.33333334)
+
+
+@pytest.mark.parametrize("start,stop,num,endpoint", CASES)
+def test_linspace_without_numpy(device, monkeypatch, start, stop, num, endpoint):
+    """Pyodide without NumPy: the same float64 formula in pure Python."""
+    from pyaccel import _host
+
+    monkeypatch.setattr(_host, "FORCE_NO_NUMPY", True)
+    x = pyaccel.linspace(start, stop, num, endpoint=endpoint, dtype="float32", device=device)
+    raw = bytes(x)
+    monkeypatch.setattr(_host, "FORCE_NO_NUMPY", False)
+    with np.errstate(over="ignore"):
+        want = np.linspace(start, stop, num, endpoint=endpoint, dtype=np.float32)
+    np.testing.assert_array_equal(np.frombuffer(raw, np.uint32), want.view(np.uint32))
