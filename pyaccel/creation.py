@@ -3,8 +3,9 @@
 ``device=`` takes a Device or a URI string (default: ``pyaccel.get_device()``).
 Without ``dtype=``, Python floats give the device's default float (float64 on cpu,
 float32 on WebGPU devices), Python ints the default int (int64 / int32). On WebGPU
-devices fills, ``arange``, ``linspace``, ``eye`` and ``tril``/``triu`` are kernels (no
-host upload); ``empty`` leaves memory uninitialised.
+devices fills, ``arange``, ``eye`` and ``tril``/``triu`` are kernels (no host upload);
+``linspace`` follows NumPy's float64 formula on the host (bit-identical results) and
+uploads; ``empty`` leaves memory uninitialised.
 """
 
 from __future__ import annotations
