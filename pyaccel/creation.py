@@ -4,7 +4,8 @@
 Without ``dtype=``, Python floats give the device's default float (float64 on cpu,
 float32 on WebGPU devices), Python ints the default int (int64 / int32). Fills,
 ``arange``, ``linspace``, ``eye`` and ``tril``/``triu`` run on the device's op provider
-(kernels on WebGPU devices: no host upload); ``empty`` leaves memory uninitialised.
+(kernels on WebGPU devices: no host upload; ``linspace`` follows
+NumPy's float64 formula on the host for bit-identical results, then uploads); ``empty`` leaves memory uninitialised.
 """
 
 from __future__ import annotations

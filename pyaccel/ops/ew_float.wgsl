@@ -60,7 +60,22 @@ fn f_sqrt(x: T) -> T {
     return sqrt(x);
 }
 
+// Subnormal inputs (|x| < 2^-126) as (is_subnormal, mantissa as a float): x = m * 2^-149.
+// Software GPUs (lavapipe) flush subnormals inside log / log2 (log(1e-40) gave -88.02, not
+// -92.10), and a multiply would flush them too, so they are read from the bits.
+fn f_sub_mant(x: T) -> T {
+    let b = bitcast<u32>(x);
+    if ((b & 0x7f800000u) == 0u && (b & 0x007fffffu) != 0u) {
+        if ((b & 0x80000000u) != 0u) { return -1.0; }  // negative subnormal: log is NaN
+        return T(b & 0x007fffffu);
+    }
+    return 0.0;  // not a subnormal
+}
+
 fn f_log(x: T) -> T {
+    let m = f_sub_mant(x);
+    if (m < 0.0) { return f_nan(); }
+    if (m > 0.0) { return log(m) - 103.27892990343185; }  // log(m * 2^-149), 149 ln 2
     if (f_isnan(x) || x < 0.0) { return f_nan(); }
     if (x == 0.0) { return -f_inf(); }
     if (f_isinf(x)) { return x; }
@@ -68,6 +83,9 @@ fn f_log(x: T) -> T {
 }
 
 fn f_log2(x: T) -> T {
+    let m = f_sub_mant(x);
+    if (m < 0.0) { return f_nan(); }
+    if (m > 0.0) { return log2(m) - 149.0; }
     if (f_isnan(x) || x < 0.0) { return f_nan(); }
     if (x == 0.0) { return -f_inf(); }
     if (f_isinf(x)) { return x; }

@@ -20,10 +20,17 @@ constants; entry points bind explicit binding numbers, see :func:`_dispatch`):
   reduce pass, scanned recursively, added as offsets); per-column sequential scans for
   ``inner > 1`` and on software devices.
 * ``matmul.wgsl`` — :func:`matmul`: 64x64 output tiles, 16-wide K slices in workgroup
-  memory, 8x8 outputs per thread in registers; :func:`matmul_naive`.
+  memory, 8x8 outputs per thread in registers; :func:`matmul_naive`. A K longer than one
+  invocation may loop over (:data:`MAX_LOOP`) is split into chunks whose partial products
+  (accumulator type) a reduce pass sums.
 * ``softmax.wgsl`` — :func:`softmax_rows`, :func:`logsumexp_rows`: one workgroup per
-  row, online (max, sum) pairs merged by a tree reduction.
-* ``sort.wgsl`` — :func:`sort_axis`: bitonic network over (key, index) pairs.
+  row, online (max, sum) pairs merged by a tree reduction; rows too long for one
+  invocation are split into chunks whose (max, sum) pairs are merged in a second pass.
+* ``sort.wgsl`` — :func:`sort_axis`: bitonic network over (key, index) pairs (loops per
+  invocation are bounded by the block size, whatever the length).
+
+Loop bound: every planner keeps the loop iterations of one invocation within
+:data:`MAX_LOOP` (Mesa's software GPUs silently cut an invocation at 65,535).
 
 Semantics the caller relies on:
 
@@ -42,16 +49,29 @@ Semantics the caller relies on:
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from ..capabilities import Capability
 from ..device import Buffer, Device
 from ..dtypes import DType, bool_, float32, int32
-from ..errors import UnsupportedDTypeError
+from ..errors import OutOfDeviceMemoryError, UnsupportedDTypeError
 from .launch import grid_1d, pack, specialize, wgsl_source
 
 WG = 256
+MAX_LOOP = 16384
+"""Most loop iterations one kernel invocation may run, summed over all its loops.
+
+Mesa's software GPUs (lavapipe = vulkan:0, llvmpipe = gl:0) end a shader invocation after
+65,535 loop iterations, counted over every loop of the invocation (nested and one after
+the other) and shared by the SIMD batch of 8 invocations that run together, and the
+invocation then writes garbage without any error (docs: /work/shared/PLATFORM.md, "Loop
+cap on Mesa's software GPUs"). Real drivers have watchdogs as well (Windows TDR: about
+2 s). Every planner below splits long axes so that an invocation stays within this bound
+(a quarter of the cap, leaving room for tree reductions, tails and estimate slack);
+normal sizes need no split and keep their single-pass kernels."""
 _INF_BITS = 0x7F800000
 _NINF_BITS = 0xFF800000
 _SRC: dict[tuple, str] = {}
@@ -67,6 +87,13 @@ _TARGET_GROUPS = 2048  # rows mode: split long rows until about this many workgr
 _TARGET_THREADS = 65536  # cols mode: split n until about this many threads
 _SEG_THREADS = 4096  # seg mode (software devices): split rows until about this many threads
 _COL_CHUNK_MIN = 64
+# Largest chunk of n one invocation may cover per layout, from its loop structure (see
+# MAX_LOOP): rows reads 2 vec4 per thread per iteration (>= 64 threads), seg 4 vec4 per
+# iteration, cols / cols4 / the scan's cols one step of n per iteration; argreduce rows
+# one element per thread (>= 64 threads) per iteration. The slack covers tree
+# reductions (<= 9 iterations) and scalar head / tail loops (<= 3 iterations each).
+_MAX_CHUNK = {"rows": (MAX_LOOP - 64) * 8 * 64, "seg": (MAX_LOOP - 64) * 16,
+              "cols": MAX_LOOP - 64, "cols4": MAX_LOOP - 64, "argrows": (MAX_LOOP - 64) * 64}
 _SCAN_ITEMS = 4
 _SCAN_TILE = WG * _SCAN_ITEMS
 
@@ -90,15 +117,37 @@ def _dispatch(device: Device, family: str, aliases: dict[str, str], entry: str,
     family use different subsets of its bindings, so they are not always 0..k-1)."""
     impl = device.impl
     src = _source(family, **aliases)
-    pipe = impl.pipeline(src, entry, constants, f"{family}.{entry}")
-    entries = []
-    for b, buf in bindings:
-        h = buf.handle
-        # 16-byte multiple (vec4 views of a buffer), within the pooled allocation
-        entries.append((b, h, 0, min(max(16, (buf.nbytes + 15) & ~15), h.size)))
-    entries.append((params_binding, impl.uniform(params), 0, len(params)))
+    # one lock across pipeline lookup, uniform block and dispatch (thread model: another
+    # thread must not record between them)
     with device._lock:
+        pipe = impl.pipeline(src, entry, constants, f"{family}.{entry}")
+        entries = []
+        for b, buf in bindings:
+            h = buf.handle
+            # 16-byte multiple (vec4 views of a buffer), within the pooled allocation
+            entries.append((b, h, 0, min(max(16, (buf.nbytes + 15) & ~15), h.size)))
+        entries.append((params_binding, impl.uniform(params), 0, len(params)))
         impl.dispatch(pipe, entries, workgroups)
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _locked(fn: _F) -> _F:
+    """Hold the device lock across every pass an op records (thread model: another thread
+    must not record between a multi-pass op's dispatches or reuse its temporaries)."""
+
+    @functools.wraps(fn)
+    def wrapper(device: Device, *args: Any, **kwargs: Any) -> Any:
+        with device._lock:
+            return fn(device, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _binding_limit(device: Device) -> int:
+    """Largest buffer one storage binding can hold on ``device`` (bytes)."""
+    return min(device.limits.max_storage_binding_size, device.limits.max_buffer_size)
 
 
 def _groups(device: Device, count: int) -> tuple[int, int, int]:
@@ -175,8 +224,24 @@ def _rows_wg(n: int) -> int:
     return WG if n > 2048 else 64
 
 
+def _bounded(mode: str, n: int, nchunks: int, chunk: int, kind: str | None = None
+             ) -> tuple[str, int, int]:
+    """(mode, nchunks, chunk) with chunk cut to the loop bound of ``kind`` (default: mode)."""
+    cap = _MAX_CHUNK[kind or mode]
+    if chunk > cap:
+        chunk = _cdiv(n, _cdiv(n, cap))
+        nchunks = _cdiv(n, chunk)
+    return mode, nchunks, chunk
+
+
 def _plan(device: Device, outer: int, n: int, inner: int) -> tuple[str, int, int]:
-    """(mode, nchunks, chunk) of one reduction pass over (outer, n, inner)."""
+    """(mode, nchunks, chunk) of one reduction pass over (outer, n, inner), within MAX_LOOP."""
+    mode, nchunks, chunk = _plan_free(device, outer, n, inner)
+    return _bounded(mode, n, nchunks, chunk)
+
+
+def _plan_free(device: Device, outer: int, n: int, inner: int) -> tuple[str, int, int]:
+    """(mode, nchunks, chunk) of one reduction pass, before the loop bound."""
     if inner == 1 and n > _ROW_MIN:
         if _software(device):
             # Software rasterisers (lavapipe, llvmpipe, SwiftShader) run a workgroup on one
@@ -260,8 +325,10 @@ def _argreduce(device: Device, x: Buffer, T: str, outer: int, n: int, inner: int
     cur, cur_idx, cur_t = x, x, T
     has_idx = False
     while True:
-        mode, nchunks, chunk = _plan(device, outer, n, inner)
+        mode, nchunks, chunk = _plan_free(device, outer, n, inner)
         mode = "rows" if mode == "rows" else "cols"
+        mode, nchunks, chunk = _bounded(mode, n, nchunks, chunk,
+                                        "argrows" if mode == "rows" else "cols")
         count = outer * nchunks * inner
         vals = device.malloc(count * _size(A))
         idx = device.malloc(count * 4)
@@ -282,6 +349,7 @@ def _argreduce(device: Device, x: Buffer, T: str, outer: int, n: int, inner: int
         cur, cur_idx, cur_t, has_idx, n = vals, idx, A, True, nchunks
 
 
+@_locked
 def reduce_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: int, op: str,
                 out_dt: DType | None = None) -> Buffer:
     """Reduce x viewed as (outer, n, inner) over n; returns (outer, inner) elements.
@@ -315,6 +383,7 @@ def reduce_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner:
     return _reduce(device, x, T, A, R, outer, n, inner, _OPCODE[op])
 
 
+@_locked
 def mean_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: int,
               out_dt: DType | None = None) -> Buffer:
     """Arithmetic mean over n of x viewed as (outer, n, inner) (f32 accumulation).
@@ -330,6 +399,7 @@ def mean_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: i
     return _reduce(device, x, T, "f32", R, outer, n, inner, 0, scale)
 
 
+@_locked
 def var_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: int,
              correction: float = 0.0, out_dt: DType | None = None) -> Buffer:
     """Variance over n of x viewed as (outer, n, inner): two passes (the mean, then the sum
@@ -368,7 +438,7 @@ def _scan_into(device: Device, x: Buffer, T: str, A: str, R: str, outer: int, n:
         mode = "cols"
         nchunks = min(_cdiv(n, _COL_CHUNK_MIN), max(1, _cdiv(_TARGET_THREADS, outer * inner)))
         chunk = _cdiv(n, nchunks)
-        nchunks = _cdiv(n, chunk)
+        mode, nchunks, chunk = _bounded(mode, n, _cdiv(n, chunk), chunk)
     offs = None
     if nchunks > 1:
         rmode = "cols4" if mode == "cols" and inner % 4 == 0 else mode
@@ -386,6 +456,7 @@ def _scan_into(device: Device, x: Buffer, T: str, A: str, R: str, outer: int, n:
         offs.free()
 
 
+@_locked
 def cumsum_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: int,
                 include_initial: bool = False, out_dt: DType | None = None) -> Buffer:
     """Cumulative sum along n of x viewed as (outer, n, inner) (Array API ``cumulative_sum``).
@@ -410,28 +481,76 @@ def cumsum_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner:
 # ---------------------------------------------------------------------------
 # matmul
 # ---------------------------------------------------------------------------
+# K per invocation: tiled runs 3 loops of TK = 16 plus one step of the K loop per slice
+# (52 iterations) and up to ~100 in the stores; naive one iteration per k.
+_MM_TK = 16
+_MM_KC = {"tiled": (MAX_LOOP - 256) // (3 * _MM_TK + 4) * _MM_TK, "naive": MAX_LOOP - 16}
+_MM_SPLIT_MIN = 1024
+
+
 def _matmul(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int, K: int, N: int,
             sa: int, sb: int, entry: str) -> Buffer:
     _check_gpu(device, "matmul")
     _dims("matmul", batch=batch, M=M, K=K, N=N, a_batch_stride=sa, b_batch_stride=sb)
     T = _wgsl(device, dt, "matmul")
     A = "f32" if T == "f16" else T
-    out = device.malloc(batch * M * N * _size(T))
-    if batch * M * N == 0:
-        return out
+    count = batch * M * N
+    if count == 0:
+        return device.malloc(0)
     tiles_m, tiles_n = _cdiv(M, 64), _cdiv(N, 64)
+    per_chunk = batch * tiles_m * tiles_n if entry == "tiled" else count
+    nk = max(1, _cdiv(K, _MM_KC[entry]))
+    if nk > 1:
+        # split anyway: also spread a thin product's long K over more invocations (at least
+        # _MM_SPLIT_MIN of k each), up to about _TARGET_THREADS threads (naive) or
+        # _TARGET_GROUPS / 8 workgroups (tiled)
+        want = _cdiv(_TARGET_THREADS, count) if entry == "naive" else _cdiv(_TARGET_GROUPS // 8,
+                                                                            per_chunk)
+        nk = max(nk, min(_cdiv(K, _MM_SPLIT_MIN), want))
+    kc = _cdiv(K, nk)
     if entry == "tiled":
-        total = batch * tiles_m * tiles_n
-        grid = _groups(device, total)
-    else:
-        total = batch * M * N
-        grid = _threads(device, total)
-    params = pack("9I12x", M, K, N, batch, sa, sb, tiles_m, tiles_n, total)
-    _dispatch(device, "matmul", {"T": T, "A": A}, entry, [(0, a), (1, b), (2, out)], params, 3,
-              grid)
-    return out
+        kc = _cdiv(kc, _MM_TK) * _MM_TK
+    nk = max(1, _cdiv(K, kc)) if kc else 1
+
+    def record(out: Buffer, out_t: str, c0: int, nkc: int, s0: int) -> None:
+        total = per_chunk * nkc
+        grid = _groups(device, total) if entry == "tiled" else _threads(device, total)
+        params = pack("13I12x", M, K, N, batch, sa, sb, tiles_m, tiles_n, total, max(kc, 1), c0,
+                      s0, nkc)
+        _dispatch(device, "matmul", {"T": T, "A": A, "O": out_t}, entry, [(0, a), (1, b), (2, out)],
+                  params, 3, grid)
+
+    with device._lock:
+        if nk == 1:  # the usual case: one pass straight into the result
+            out = device.malloc(count * _size(T))
+            record(out, T, 0, 1, 0)
+            return out
+        # long K: partial products of K chunks in slices (type A), summed by reduce passes;
+        # past the binding limit in rounds whose first slice carries the previous rounds' sum
+        slice_bytes = count * _size(A)
+        limit = _binding_limit(device)
+        per = limit // slice_bytes
+        if per < 2:
+            raise OutOfDeviceMemoryError(
+                f"matmul: K={K} needs {nk} partial products of {slice_bytes} bytes each, and two do "
+                f"not fit in one storage binding (max_storage_binding_size={limit}); split the "
+                "product along M or N, or along K and add the parts")
+        c, carry = 0, None
+        while c < nk:
+            s0 = 0 if carry is None else 1
+            m = min(nk - c, per - s0)
+            parts = device.malloc((s0 + m) * slice_bytes)
+            if carry is not None:
+                device.impl.copy(carry.handle, 0, parts.handle, 0, slice_bytes)
+                carry.free()
+            record(parts, A, c, m, s0)
+            c += m
+            carry = _reduce(device, parts, A, A, T if c >= nk else A, 1, s0 + m, count, 0)
+            parts.free()
+        return carry
 
 
+@_locked
 def matmul(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int, K: int, N: int,
            a_batch_stride: int, b_batch_stride: int) -> Buffer:
     """Batched ``a @ b``: a (batch, M, K), b (batch, K, N) row-major -> (batch, M, N).
@@ -445,6 +564,7 @@ def matmul(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int, 
     return _matmul(device, a, b, dt, batch, M, K, N, a_batch_stride, b_batch_stride, entry)
 
 
+@_locked
 def matmul_naive(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int, K: int,
                  N: int, a_batch_stride: int, b_batch_stride: int) -> Buffer:
     """Same contract as :func:`matmul`, one thread per output element (benchmark baseline)."""
@@ -466,17 +586,42 @@ def _rowwise(device: Device, x: Buffer, dt: DType, rows: int, n: int, entry: str
     if count == 0:
         return out
     wg = 8 if _software(device) else (64 if n <= 256 else WG)
-    params = pack("3If", rows, n, rows, -math.inf)
-    _dispatch(device, "softmax", {"T": T}, entry, [(0, x), (1, out)], params, 2,
-              _groups(device, rows), {"WG": wg})
+    consts = {"WG": wg}
+    # loop iterations per thread: ceil(n / wg) reading the row (twice for softmax) plus the
+    # tree (<= 9); past MAX_LOOP the row is split into chunks (see softmax.wgsl)
+    if 2 * _cdiv(n, wg) + 16 <= MAX_LOOP:
+        params = pack("3If4I", rows, n, rows, -math.inf, n, 1, 0, 0)
+        _dispatch(device, "softmax", {"T": T}, entry, [(0, x), (1, out)], params, 2,
+                  _groups(device, rows), consts)
+        return out
+    chunk = wg * (MAX_LOOP // 4)
+    nchunks = _cdiv(n, chunk)
+    if nchunks + 2 * _cdiv(chunk, wg) + 16 > MAX_LOOP:  # (beyond any binding size today)
+        raise ValueError(f"{entry}: rows of {n} elements are too long to split within "
+                         f"MAX_LOOP={MAX_LOOP}; use a shorter axis")
+    total = rows * nchunks
+    params = pack("3If4I", rows, n, total, -math.inf, chunk, nchunks, 0, 0)
+    with device._lock:
+        stats = device.malloc(total * 8)
+        _dispatch(device, "softmax", {"T": T}, "chunk_stats", [(0, x), (3, stats)], params, 2,
+                  _groups(device, total), consts)
+        if entry == "softmax":
+            _dispatch(device, "softmax", {"T": T}, "softmax_chunks",
+                      [(0, x), (1, out), (4, stats)], params, 2, _groups(device, total), consts)
+        else:
+            _dispatch(device, "softmax", {"T": T}, "logsumexp_chunks", [(1, out), (4, stats)],
+                      params, 2, _threads(device, rows, wg), consts)
+        stats.free()
     return out
 
 
+@_locked
 def softmax_rows(device: Device, x: Buffer, dt: DType, rows: int, n: int) -> Buffer:
     """Softmax of each row of x (rows, n): exp(x - max) / sum(exp(x - max)), f32 math."""
     return _rowwise(device, x, dt, rows, n, "softmax")
 
 
+@_locked
 def logsumexp_rows(device: Device, x: Buffer, dt: DType, rows: int, n: int) -> Buffer:
     """log(sum(exp(x))) of each row of x (rows, n), max-shifted; returns (rows,) elements.
 
@@ -488,6 +633,7 @@ def logsumexp_rows(device: Device, x: Buffer, dt: DType, rows: int, n: int) -> B
 # ---------------------------------------------------------------------------
 # sort
 # ---------------------------------------------------------------------------
+@_locked
 def sort_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, descending: bool = False,
               stable: bool = True, return_indices: bool = False) -> Buffer:
     """Sort each row of x (outer, n) along the last axis; values, or int32 indices

@@ -11,6 +11,13 @@
 //           64 multiply-adds. Edges (M, N, K not multiples of the tile) load zeros and
 //           skip stores.
 //   naive : one thread per output element (the reference point for benchmarks).
+//
+// K chunks (loop cap): one invocation covers at most P.kc values of k (chunk c covers
+// [c kc, min(K, (c + 1) kc))), so its loop iterations stay below gpu_kernels.MAX_LOOP
+// (Mesa's software GPUs end an invocation after 65,535 loop iterations). The grid
+// covers P.nkc chunks c0 .. c0 + nkc - 1; chunk c0 + i writes slice s0 + i of out
+// (slices of batch * M * N elements, type O = A), summed by a reduce pass afterwards.
+// Unsplit (kc >= K, nkc = 1, s0 = 0): out is the result itself (O = T).
 
 const TM: u32 = 64u;
 const TN: u32 = 64u;
@@ -26,6 +33,10 @@ struct Params {
     tiles_m: u32,
     tiles_n: u32,
     total: u32,      // workgroups (tiled) or threads (naive) doing work
+    kc: u32,         // K chunk length (a multiple of TK for tiled)
+    c0: u32,         // first K chunk of this dispatch
+    s0: u32,         // output slice of chunk c0
+    nkc: u32,        // K chunks in this dispatch
     _pad0: u32,
     _pad1: u32,
     _pad2: u32,
@@ -33,7 +44,7 @@ struct Params {
 
 @group(0) @binding(0) var<storage, read> a: array<T>;
 @group(0) @binding(1) var<storage, read> b: array<T>;
-@group(0) @binding(2) var<storage, read_write> out: array<T>;
+@group(0) @binding(2) var<storage, read_write> out: array<O>;
 @group(0) @binding(3) var<uniform> P: Params;
 
 // As[k * 16 + i] = rows 4i..4i+3 of the a tile at column k; Bs[k * 16 + j] = columns 4j..4j+3.
@@ -50,7 +61,11 @@ fn tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
     let tn = g % P.tiles_n;
     let r = g / P.tiles_n;
     let tm = r % P.tiles_m;
-    let bz = r / P.tiles_m;
+    let r2 = r / P.tiles_m;
+    let bz = r2 % P.batch;
+    let ci = r2 / P.batch;              // K chunk of this dispatch
+    let kbeg = (P.c0 + ci) * P.kc;
+    let kend = min(P.K, kbeg + P.kc);
     let m0 = tm * TM;
     let n0 = tn * TN;
     let abase = bz * P.sa;
@@ -62,13 +77,13 @@ fn tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
     let lb_n = lid;            // b tile loads: column lb_n, rows q
     // acc[2 i + h]: row 4 ty + i (i < 4) or 32 + 4 ty + i - 4, column block h
     var acc: array<vec4<A>, 16>;
-    for (var k0 = 0u; k0 < P.K; k0 += TK) {
+    for (var k0 = kbeg; k0 < kend; k0 += TK) {
         let gka = k0 + la_k;
         for (var q = 0u; q < TK; q += 1u) {
             let m = la_m + (64u / TK) * q;
             let gm = m0 + m;
             var v = A(0);
-            if gm < P.M && gka < P.K {
+            if gm < P.M && gka < kend {
                 v = A(a[abase + gm * P.K + gka]);
             }
             As[la_k * 16u + m / 4u][m % 4u] = v;
@@ -77,7 +92,7 @@ fn tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
         for (var q = 0u; q < TK; q += 1u) {
             let gk = k0 + q;
             var v = A(0);
-            if gk < P.K && gn < P.N {
+            if gk < kend && gn < P.N {
                 v = A(b[bbase + gk * P.N + gn]);
             }
             Bs[q * 16u + lb_n / 4u][lb_n % 4u] = v;
@@ -99,7 +114,7 @@ fn tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
         }
         workgroupBarrier();
     }
-    let obase = bz * P.M * P.N;
+    let obase = ((P.s0 + ci) * P.batch + bz) * P.M * P.N;
     for (var i = 0u; i < 4u; i += 1u) {
         store_row(obase, m0 + 4u * ty + i, n0 + 4u * tx, acc[2u * i]);
         store_row(obase, m0 + 4u * ty + i, n0 + 32u + 4u * tx, acc[2u * i + 1u]);
@@ -114,15 +129,15 @@ fn store_row(obase: u32, row: u32, col0: u32, v: vec4<A>) {
     }
     let o = obase + row * P.N + col0;
     if col0 + 3u < P.N {
-        out[o] = T(v.x);
-        out[o + 1u] = T(v.y);
-        out[o + 2u] = T(v.z);
-        out[o + 3u] = T(v.w);
+        out[o] = O(v.x);
+        out[o + 1u] = O(v.y);
+        out[o + 2u] = O(v.z);
+        out[o + 3u] = O(v.w);
         return;
     }
     for (var j = 0u; j < 4u; j += 1u) {
         if col0 + j < P.N {
-            out[o + j] = T(v[j]);
+            out[o + j] = O(v[j]);
         }
     }
 }
@@ -136,14 +151,18 @@ fn naive(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
     let n = t % P.N;
     let r = t / P.N;
     let m = r % P.M;
-    let bz = r / P.M;
+    let r2 = r / P.M;
+    let bz = r2 % P.batch;
+    let ci = r2 / P.batch;
+    let kbeg = (P.c0 + ci) * P.kc;
+    let kend = min(P.K, kbeg + P.kc);
     var acc = A(0);
-    var ia = bz * P.sa + m * P.K;
-    var ib = bz * P.sb + n;
-    for (var k = 0u; k < P.K; k += 1u) {
+    var ia = bz * P.sa + m * P.K + kbeg;
+    var ib = bz * P.sb + kbeg * P.N + n;
+    for (var k = kbeg; k < kend; k += 1u) {
         acc += A(a[ia]) * A(b[ib]);
         ia += 1u;
         ib += P.N;
     }
-    out[t] = T(acc);
+    out[t + P.s0 * P.batch * P.M * P.N] = O(acc);
 }

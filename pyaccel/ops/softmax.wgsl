@@ -8,6 +8,12 @@
 // read pass). NaN anywhere in a row makes the row NaN; +inf gives NaN like the
 // textbook formula exp(x - max(x)) / sum(...); logsumexp of a row of -inf is -inf,
 // with a +inf (and no NaN) it is +inf.
+//
+// Long rows (loop cap: Mesa's software GPUs end an invocation after 65,535 loop
+// iterations, see gpu_kernels.MAX_LOOP) are split into P.nchunks chunks of P.chunk
+// elements: `chunk_stats` writes each (row, chunk)'s (max, sum) pair to stats, then
+// `softmax_chunks` (one workgroup per (row, chunk)) or `logsumexp_chunks` (one thread per
+// row) merge the row's pairs and finish. Unsplit rows use `softmax` / `logsumexp`.
 
 override WG: u32 = 256u;
 
@@ -16,11 +22,17 @@ struct Params {
     n: u32,
     total: u32,
     ninf: f32,  // -inf, passed at run time (WGSL forbids infinite constant expressions)
+    chunk: u32,
+    nchunks: u32,
+    _pad0: u32,
+    _pad1: u32,
 }
 
 @group(0) @binding(0) var<storage, read> x: array<T>;
 @group(0) @binding(1) var<storage, read_write> out: array<T>;
 @group(0) @binding(2) var<uniform> P: Params;
+@group(0) @binding(3) var<storage, read_write> stats: array<vec2<f32>>;  // (rows, nchunks)
+@group(0) @binding(4) var<storage, read> stats_in: array<vec2<f32>>;
 
 var<workgroup> shm: array<f32, WG>;
 var<workgroup> shs: array<f32, WG>;
@@ -64,9 +76,20 @@ fn lse(m: f32, s: f32) -> f32 {
 
 // (max, sum) of the row, left in shm[0], shs[0]
 fn row_stats(base: u32, lid: u32) {
+    range_stats(base, base + P.n, lid);
+}
+
+// merge of two (max, sum) pairs
+fn merge_ms(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
+    let nm = nan_max(a.x, b.x);
+    return vec2<f32>(nm, rebase(a.x, a.y, nm) + rebase(b.x, b.y, nm));
+}
+
+// (max, sum) of the flat range [lo, hi), left in shm[0], shs[0]
+fn range_stats(lo: u32, hi: u32, lid: u32) {
     var ms = vec2<f32>(P.ninf, 0.0);
-    for (var k = lid; k < P.n; k += WG) {
-        ms = push(ms, f32(x[base + k]));
+    for (var k = lo + lid; k < hi; k += WG) {
+        ms = push(ms, f32(x[k]));
     }
     shm[lid] = ms.x;
     shs[lid] = ms.y;
@@ -115,4 +138,56 @@ fn logsumexp(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     if lid == 0u {
         out[row] = T(lse(shm[0], shs[0]));
     }
+}
+
+// (max, sum) of a row from its chunk pairs
+fn row_ms(row: u32) -> vec2<f32> {
+    var ms = vec2<f32>(P.ninf, 0.0);
+    for (var c = 0u; c < P.nchunks; c += 1u) {
+        ms = merge_ms(ms, stats_in[row * P.nchunks + c]);
+    }
+    return ms;
+}
+
+@compute @workgroup_size(WG)
+fn chunk_stats(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+           @builtin(local_invocation_index) lid: u32) {
+    let g = wid.x + wid.y * nwg.x;
+    if g >= P.total {
+        return;
+    }
+    let row = g / P.nchunks;
+    let c = g - row * P.nchunks;
+    let lo = row * P.n + c * P.chunk;
+    range_stats(lo, row * P.n + min((c + 1u) * P.chunk, P.n), lid);
+    if lid == 0u {
+        stats[g] = vec2<f32>(shm[0], shs[0]);
+    }
+}
+
+@compute @workgroup_size(WG)
+fn softmax_chunks(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                  @builtin(local_invocation_index) lid: u32) {
+    let g = wid.x + wid.y * nwg.x;
+    if g >= P.total {
+        return;
+    }
+    let row = g / P.nchunks;
+    let c = g - row * P.nchunks;
+    let ms = row_ms(row);
+    let hi = row * P.n + min((c + 1u) * P.chunk, P.n);
+    for (var k = row * P.n + c * P.chunk + lid; k < hi; k += WG) {
+        out[k] = T(exp(f32(x[k]) - ms.x) / ms.y);
+    }
+}
+
+@compute @workgroup_size(WG)
+fn logsumexp_chunks(@builtin(global_invocation_id) gid: vec3<u32>,
+                    @builtin(num_workgroups) nwg: vec3<u32>) {
+    let row = gid.x + gid.y * (nwg.x * WG);
+    if row >= P.rows {
+        return;
+    }
+    let ms = row_ms(row);
+    out[row] = T(lse(ms.x, ms.y));
 }

@@ -17,6 +17,7 @@ int8/int16/uint8/uint16 widened to 32 bits, float16 as f16.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -24,7 +25,8 @@ from .. import elementwise as _ew
 from .. import indexing as _idx
 from .. import manipulation as _manip
 from .._shapes import broadcast_shapes, broadcast_strides, contiguous_strides, prod
-from ..array import Array
+from .. import _host
+from ..array import Array, asarray
 from ..device import Buffer, Device
 from ..dtypes import (
     WGSL_LAYOUT,
@@ -87,6 +89,26 @@ class _Fast:
             out = Array._output(self.dev, self.shape, self.dt, self.nbytes)
             plan.record(out._buf._handle, handles, values)
         return out
+
+
+_LINSPACE_PY_MAX = 1 << 20  # without NumPy: pure Python up to this many values, then a kernel
+
+
+def _linspace_f64(start: float, stop: float, num: int, endpoint: bool) -> list[float]:
+    """NumPy's linspace values in float64 (numpy/_core/function_base.py), as Python floats."""
+    div = (num - 1) if endpoint else num
+    start, delta = float(start), float(stop) - float(start)
+    step = delta / div if div > 0 else math.nan
+    if div <= 0:
+        ys = [i * delta for i in range(num)]
+    elif step == 0:  # step underflows: NumPy divides first
+        ys = [i / div * delta for i in range(num)]
+    else:
+        ys = [i * step for i in range(num)]
+    ys = [y + start for y in ys]
+    if endpoint and num > 1:
+        ys[-1] = float(stop)
+    return ys
 
 
 class WgslOps:
@@ -222,6 +244,14 @@ class WgslOps:
                  float_dtype: DType) -> Array:
         """``float_dtype``: the float dtype computed in (dtype itself when it is a float)."""
         dev, dt, fdt = self.device, dtype, float_dtype
+        # NumPy's formula on the host (float64 start + i * step, rounded once to the dtype):
+        # bit-identical with NumPy, which float32 kernel math is not (linspace(1, 0, 4)[2])
+        np = _host.numpy()
+        if np is not None:
+            return asarray(np.linspace(start, stop, num, endpoint=endpoint, dtype=np.dtype(dt.name)),
+                           dtype=dt, device=dev)
+        if dt.kind == "f" and num <= _LINSPACE_PY_MAX:
+            return asarray(_linspace_f64(start, stop, num, endpoint), dtype=dt, device=dev)
         div = (num - 1) if endpoint else num
         step = (stop - start) / div if div > 0 else 0.0
         last = float(stop) if endpoint and num > 1 else float(start + (num - 1) * step)
