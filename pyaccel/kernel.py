@@ -976,8 +976,42 @@ def _write_back(dev: Device, a: _Arg) -> None:
         a.host[...] = a.native  # back to the caller's byte order
 
 
+class _PrefixLocked:
+    """Await ``coro`` running only its synchronous prefix (up to its first suspension) under
+    ``lock``: a device read's copy + submit is then atomic with respect to other threads,
+    and the lock is never held across the wait for the GPU."""
+
+    def __init__(self, coro: Any, lock: Any) -> None:
+        self.coro = coro
+        self.lock = lock
+
+    def __await__(self) -> Any:
+        coro = self.coro
+        with self.lock:
+            try:
+                pending = coro.send(None)
+            except StopIteration as stop:
+                return stop.value
+        while True:
+            try:
+                sent = yield pending
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as exc:  # cancellation: pass it in
+                try:
+                    pending = coro.throw(exc)
+                except StopIteration as stop:
+                    return stop.value
+            else:
+                try:
+                    pending = coro.send(sent)
+                except StopIteration as stop:
+                    return stop.value
+
+
 async def _write_back_async(dev: Device, a: _Arg) -> None:
-    await dev.impl.read_async(a.buffer.handle, 0, a.buffer.nbytes, _host_out(a))
+    await _PrefixLocked(dev.impl.read_async(a.buffer.handle, 0, a.buffer.nbytes, _host_out(a)), dev._lock)
     if a.native is not None:
         a.host[...] = a.native
 
