@@ -567,6 +567,7 @@ class Kernel:
         # repeat calls on the same Buffers: (grid, workgroups, *id(arg)) -> (device lock,
         # pipeline, bind group, handles, nbytes, constants, workgroups, impl.dispatch_group)
         self._fast: dict[tuple, tuple] = {}
+        self._limits_ok: set[tuple] = set()  # (device limits, *constants) that passed
         self._ref_takes_grid = False
         if reference is not None:
             try:
@@ -769,6 +770,20 @@ class Kernel:
     def _check_limits(self, dev: Device, consts: dict[str, Any]) -> None:
         """Workgroup size and workgroup memory against ``dev.limits`` (KernelCompileError that
         points at the attribute or declaration)."""
+        lim = dev.limits
+        try:
+            key = (lim, *sorted(consts.items()))
+            if key in self._limits_ok:
+                return
+        except TypeError:  # unorderable constants: check every time
+            key = None
+        self._check_limits_uncached(dev, consts)
+        if key is not None:
+            if len(self._limits_ok) >= 64:
+                self._limits_ok.clear()
+            self._limits_ok.add(key)
+
+    def _check_limits_uncached(self, dev: Device, consts: dict[str, Any]) -> None:
         lim = dev.limits
         try:
             wsz = self.workgroup_size(consts)
