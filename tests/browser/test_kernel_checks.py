@@ -132,3 +132,33 @@ out
     assert (f"max_invocations_per_workgroup = {max_inv}" in msg
             or f"max_workgroup_size_x = {max_x}" in msg), msg
     assert_allclose_dtype(np.asarray(got[4], np.float32), 2 * y0, "float32")
+
+
+UNUSED = """
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read> spare: array<f32>;
+@group(0) @binding(2) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    if (g.x < arrayLength(&y)) { y[g.x] = 2.0 * x[g.x] + y[g.x]; }
+}
+"""
+
+
+def test_declared_but_unused_binding(run_py, rng) -> None:
+    """WebGPU's automatic layout drops an unused binding: it is checked but not bound."""
+    n = 300
+    x = rng.standard_normal(n).astype(np.float32)
+    y0 = rng.standard_normal(n).astype(np.float32)
+    got = run_py(f"""
+import pyaccel
+dev = pyaccel.device('webgpu')
+y = pyaccel.asarray({y0.tolist()!r}, dtype=pyaccel.float32, device=dev)
+x = pyaccel.asarray({x.tolist()!r}, dtype=pyaccel.float32, device=dev)
+pyaccel.Kernel({UNUSED!r})(x, dev.malloc(16), y, grid=({n},))
+nothing = pyaccel.Kernel("@group(0) @binding(0) var<storage, read_write> z: array<f32>;\\n"
+                         "@compute @workgroup_size(64) fn main() {{}}")
+nothing(dev.malloc(256), grid=(64,))
+y.tolist()
+""")
+    assert_allclose_dtype(np.asarray(got, np.float32), 2 * x + y0, "float32")
