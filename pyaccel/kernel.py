@@ -89,7 +89,7 @@ _OVERRIDE = re.compile(r"override\s+(\w+)\s*(?::\s*\w+)?\s*(?:=\s*([^;]+))?;")
 _VEC = re.compile(r"vec([234])\s*<\s*(\w+)\s*>|vec([234])([fiuh])$")
 _SUFFIX = {"f": "f32", "i": "i32", "u": "u32", "h": "f16"}
 _FN = re.compile(r"\bfn\s+(\w+)")
-_IDENT = re.compile(r"[A-Za-z_]\w*")
+_IDENT = re.compile(r"(?<![\w.])[A-Za-z_]\w*")  # not a member (p.n)
 _WGVAR = re.compile(r"var\s*<\s*workgroup\s*>\s*(\w+)\s*:\s*([^;]+);")
 _CONST = re.compile(r"\bconst\s+(\w+)\s*(?::\s*[\w<>\s]+?)?\s*=\s*([^;]+);")
 _INT_RANGE = {"i32": (-(2**31), 2**31 - 1), "u32": (0, 2**32 - 1)}
@@ -367,7 +367,7 @@ def _reflect(source: str) -> _Reflection:
 
 
 def _function_bodies(src: str) -> dict[str, str]:
-    """fn name -> its text from the name to the closing brace (comments already blanked)."""
+    """fn name -> its body, braces included (comments already blanked)."""
     out = {}
     for m in _FN.finditer(src):
         i = src.find("{", m.end())
@@ -383,7 +383,7 @@ def _function_bodies(src: str) -> dict[str, str]:
                 depth -= 1
                 if depth == 0:
                     break
-        out[m.group(1)] = src[m.end(): j + 1]
+        out[m.group(1)] = src[i: j + 1]  # the body (parameters may shadow globals)
     return out
 
 

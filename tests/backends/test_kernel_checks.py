@@ -530,3 +530,33 @@ def test_kernel_module_has_no_device_kind_branches() -> None:
     assert "is_cpu" not in src
     assert "KERNELS_RUN_REFERENCE" in src
     assert Capability.KERNELS_RUN_REFERENCE in pyaccel.device("cpu:0").capabilities
+
+
+MEMBER_NAMED_LIKE_A_BINDING = """
+struct P { n: u32, x: f32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read> n: array<f32>;    // unused: only p.n is read
+@group(0) @binding(2) var<storage, read_write> y: array<f32>;
+
+fn helper(x: f32) -> f32 { return x * p.x; }                 // a parameter named like a global
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    if (g.x < p.n) { y[g.x] = helper(y[g.x]); }
+}
+"""
+
+
+def test_unused_binding_named_like_a_struct_member(device, rng) -> None:
+    """Usage follows identifiers, not member names (p.n) or parameter names."""
+    def ref(p, n, y):
+        k = int(p["n"])
+        y[:k] = y[:k] * p["x"]
+
+    k = Kernel(MEMBER_NAMED_LIKE_A_BINDING, reference=ref, name="member")
+    y0 = rng.standard_normal(200).astype(np.float32)
+    y = y0.copy()
+    k({"n": 150, "x": 3.0}, np.ones(4, np.float32), y, grid=200, device=device)
+    exp = y0.copy()
+    exp[:150] *= np.float32(3)
+    assert_allclose_dtype(y, exp)
