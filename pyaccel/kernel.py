@@ -90,6 +90,8 @@ _VEC = re.compile(r"vec([234])\s*<\s*(\w+)\s*>|vec([234])([fiuh])$")
 _SUFFIX = {"f": "f32", "i": "i32", "u": "u32", "h": "f16"}
 _FN = re.compile(r"\bfn\s+(\w+)")
 _IDENT = re.compile(r"(?<![\w.])[A-Za-z_]\w*")  # not a member (p.n)
+_PARAM = re.compile(r"(\w+)\s*:")
+_LOCAL = re.compile(r"\b(?:let|const|var)\s*(?:<[^>]*>)?\s*(\w+)")
 _WGVAR = re.compile(r"var\s*<\s*workgroup\s*>\s*(\w+)\s*:\s*([^;]+);")
 _CONST = re.compile(r"\bconst\s+(\w+)\s*(?::\s*[\w<>\s]+?)?\s*=\s*([^;]+);")
 _INT_RANGE = {"i32": (-(2**31), 2**31 - 1), "u32": (0, 2**32 - 1)}
@@ -366,8 +368,9 @@ def _reflect(source: str) -> _Reflection:
     return _Reflection(bindings, entries, overrides, src, structs, wg_pos, other, pos)
 
 
-def _function_bodies(src: str) -> dict[str, str]:
-    """fn name -> its body, braces included (comments already blanked)."""
+def _function_bodies(src: str) -> dict[str, tuple[set[str], str]]:
+    """fn name -> (names it declares: parameters and let/var/const, its body with braces);
+    comments already blanked."""
     out = {}
     for m in _FN.finditer(src):
         i = src.find("{", m.end())
@@ -383,14 +386,19 @@ def _function_bodies(src: str) -> dict[str, str]:
                 depth -= 1
                 if depth == 0:
                     break
-        out[m.group(1)] = src[i: j + 1]  # the body (parameters may shadow globals)
+        body = src[i: j + 1]
+        sig = src[m.end(): i]
+        params = sig[sig.find("(") + 1: sig.rfind(")")] if "(" in sig else ""
+        local = set(_PARAM.findall(re.sub(r"@\w+\s*(\([^)]*\))?", "", params))) | set(_LOCAL.findall(body))
+        out[m.group(1)] = (local, body)
     return out
 
 
 def _used_names(src: str, entry: str) -> set[str] | None:
-    """Identifiers the entry point (and the functions it calls) mention: the module-scope
-    variables among them are the ones WebGPU's automatic layout keeps. None when the entry
-    point's body cannot be found (then treat everything as used)."""
+    """Identifiers the entry point (and the functions it calls) use, less the names each
+    function declares itself (a parameter or local shadowing a module-scope variable): the
+    module-scope variables among them are the ones WebGPU's automatic layout keeps. None
+    when the entry point's body cannot be found (then treat everything as used)."""
     bodies = _function_bodies(src)
     if entry not in bodies:
         return None
@@ -402,8 +410,9 @@ def _used_names(src: str, entry: str) -> set[str] | None:
         if f in seen or f not in bodies:
             continue
         seen.add(f)
-        toks = set(_IDENT.findall(bodies[f]))
-        names |= toks
+        local, body = bodies[f]
+        toks = set(_IDENT.findall(body))
+        names |= toks - local
         todo.extend(t for t in toks if t in bodies and t not in seen)
     return names
 

@@ -538,7 +538,7 @@ struct P { n: u32, x: f32 }
 @group(0) @binding(1) var<storage, read> n: array<f32>;    // unused: only p.n is read
 @group(0) @binding(2) var<storage, read_write> y: array<f32>;
 
-fn helper(x: f32) -> f32 { return x * p.x; }                 // a parameter named like a global
+fn helper(n: f32) -> f32 { let y = n * p.x; return y; }  // names shadowing globals
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) g: vec3<u32>) {
@@ -548,7 +548,8 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
 
 
 def test_unused_binding_named_like_a_struct_member(device, rng) -> None:
-    """Usage follows identifiers, not member names (p.n) or parameter names."""
+    """Usage follows identifiers, not member names (p.n) or names a function declares itself
+    (a parameter or a local that shadows a module-scope variable)."""
     def ref(p, n, y):
         k = int(p["n"])
         y[:k] = y[:k] * p["x"]
