@@ -494,6 +494,15 @@ def test_workgroup_memory_over_the_limit(gpu_device, rng) -> None:
     y = poison(np.empty(64, np.float32))
     ok(y, workgroups=1, device=gpu_device)
     np.testing.assert_array_equal(y, np.arange(63, -1, -1, dtype=np.float32))
+    # sized by an override expression: checked with the constants of the call
+    ov = Kernel(WG_MEMORY.replace("const TILE = 16384u;", "override T: u32 = 16;")
+                .replace("array<f32, TILE>", "array<f32, T * 4u>"), name="tiles")
+    y = poison(np.empty(64, np.float32))
+    ov(y, workgroups=1, device=gpu_device)
+    np.testing.assert_array_equal(y, np.arange(63, -1, -1, dtype=np.float32))
+    with pytest.raises(KernelCompileError, match=f"uses {4 * 4 * 8192 + 16} bytes of workgroup memory"):
+        ov(y, workgroups=1, device=gpu_device, constants={"T": 8192})
+    _usable(gpu_device, rng)
 
 
 # -- 4. bind groups other than 0 --------------------------------------------------------------------
