@@ -55,7 +55,6 @@ place); without a reference it raises :class:`BackendUnavailableError`.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import math
 import operator
@@ -436,6 +435,8 @@ def _eval_int(expr: str, env: dict[str, str], constants: dict[str, Any], depth: 
     + - * / % << >>), or None when it cannot be evaluated here."""
     if depth > 20:
         return None
+    import ast  # (imported here: only workgroup-memory checks need it)
+
     text = re.sub(r"\b(\d+)[iu]\b", r"\1", expr.strip())
     try:
         tree = ast.parse(text, mode="eval").body
