@@ -832,7 +832,7 @@ class Kernel:
             cap = lim.max_workgroup_storage_size
             if total > cap:
                 biggest = max(sizes, key=lambda t: t[1])
-                parts = ", ".join(f"{n} {s}" for n, s, _ in sizes)
+                parts = ", ".join(f"{n} {s} bytes" for n, s, _ in sizes)
                 raise _source_error(
                     self.source, biggest[2],
                     f"Kernel {self.name!r}: entry point {self.entry!r} uses {total} bytes of workgroup "
