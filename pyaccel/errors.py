@@ -66,6 +66,11 @@ class AsyncRequiredError(PyaccelError, RuntimeError):
     """A synchronous call had to wait on a browser promise but JSPI is not available."""
 
 
+class ValueOutOfRangeError(PyaccelError, OverflowError, ValueError):
+    """A value outside the range of the type it must fit (a uniform field of WGSL type u32
+    given -1 or 2**32, an f32 field given 1e39)."""
+
+
 __all__ = [
     "AsyncRequiredError",
     "BackendUnavailableError",
@@ -77,4 +82,5 @@ __all__ = [
     "OutOfDeviceMemoryError",
     "PyaccelError",
     "UnsupportedDTypeError",
+    "ValueOutOfRangeError",
 ]
