@@ -21,11 +21,11 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from .. import _host
 from .. import elementwise as _ew
 from .. import indexing as _idx
 from .. import manipulation as _manip
 from .._shapes import broadcast_shapes, broadcast_strides, contiguous_strides, prod
-from .. import _host
 from ..array import Array, asarray
 from ..device import Buffer, Device
 from ..dtypes import (
