@@ -81,6 +81,7 @@ class WgpuFacade(Facade):
         self._pass_keep: list[Any] = []
         self._layouts: dict[int, tuple[Any, Any]] = {}  # id(pipeline) -> (pipeline, group 0 layout)
         self._fence_src: Any = None
+        self._last_fence: Any = None  # fence buffer of the latest submission (None: taken)
         self._fences: list[Any] = []  # free MAP_READ fence buffers (one per concurrent wait)
         self._abandoned: list[Any] = []  # buffers whose map wait was interrupted (see _reap)
 
@@ -204,10 +205,19 @@ class WgpuFacade(Facade):
         encoder.copy_buffer_to_buffer(src, src_offset, dst, dst_offset, n)
 
     def submit(self, encoder: Any) -> None:
+        """Submit ``encoder``, ending it with a 4-byte copy into a fence buffer (see _fence)."""
         try:
+            if self._fence_src is None:
+                self._fence_src = self.device.create_buffer(size=4, usage=self.wgpu.BufferUsage.COPY_SRC)
+            fence = self._fences.pop() if self._fences else self.device.create_buffer(
+                size=4, usage=self.wgpu.BufferUsage.MAP_READ | self.wgpu.BufferUsage.COPY_DST)
+            encoder.copy_buffer_to_buffer(self._fence_src, 0, fence, 0, 4)
             self.queue.submit([encoder.finish()])
         except Exception as exc:
             raise self._error(exc, "queue.submit") from exc
+        prev, self._last_fence = self._last_fence, fence
+        if prev is not None:
+            self._fences.append(prev)
 
     # -- waits ------------------------------------------------------------------
     def _reap(self) -> None:
@@ -324,16 +334,16 @@ class WgpuFacade(Facade):
     # queue.on_submitted_work_done_* is broken in wgpu-py 0.32.0 (its callback signature does
     # not match the bundled wgpu-native: TypeError). Waiting on a mapped "fence" works instead:
     # a copy submitted last completes after every earlier submission (one queue, in order).
-    # Each wait takes its own fence buffer from a small pool, so concurrent waits (threads,
-    # asyncio.gather) never map the same buffer twice.
+    # Every submission ends with that copy into a fence buffer (a small pool of them), so a
+    # wait maps the latest submission's fence without submitting anything: on lavapipe a
+    # submit blocks (in C, uninterruptible) while earlier work runs, which would defeat
+    # Ctrl-C and timeouts. Each waiter takes the fence for itself; a concurrent waiter
+    # (threads, asyncio.gather) that finds it taken submits an empty encoder for a new one,
+    # so no buffer is ever mapped twice.
     def _fence(self) -> Any:
-        if self._fence_src is None:
-            self._fence_src = self.create_buffer(4, self.wgpu.BufferUsage.COPY_SRC)
-        dst = self._fences.pop() if self._fences else self.create_buffer(
-            4, self.wgpu.BufferUsage.MAP_READ | self.wgpu.BufferUsage.COPY_DST)
-        enc = self.device.create_command_encoder()
-        enc.copy_buffer_to_buffer(self._fence_src, 0, dst, 0, 4)
-        self.submit(enc)
+        if self._last_fence is None:
+            self.submit(self.device.create_command_encoder())
+        dst, self._last_fence = self._last_fence, None
         return dst
 
     def wait_idle(self, timeout: float | None = None) -> None:
