@@ -92,7 +92,7 @@ def test_thread_cumsum_while_asyncio_reads(gpu_device, rng) -> None:
     t.start()
     try:
         async def main() -> None:
-            for _ in range(40):
+            for _ in range(300):
                 b = rng.standard_normal(int(rng.integers(1, 4000))).astype(np.float32)
                 got = await (xp.asarray(b, device=gpu_device) * 3.0).to_numpy_async()
                 np.testing.assert_array_equal(got, b * np.float32(3.0))
