@@ -212,7 +212,6 @@ class GPUDeviceImpl:
         self._pending_write_bytes = 0
         self._epoch = 0
         self._deferred: list[GPUBuffer] = []
-        self._evicted: list[GPUBuffer] = []  # uniform blocks evicted since the last submit
         self.stats = {
             "buffers_created": 0, "buffers_destroyed": 0, "live_buffers": 0, "live_bytes": 0,
             "pipelines_compiled": 0, "dispatches": 0, "submits": 0, "bind_groups_created": 0,
@@ -429,10 +428,6 @@ class GPUDeviceImpl:
             self._epoch += 1
             self.f.submit(enc)
             self.stats["submits"] += 1
-        if self._evicted:
-            old, self._evicted = self._evicted, []
-            for h in old:
-                self._release(h)
         if self._deferred:
             dead, self._deferred = self._deferred, []
             for h in dead:
@@ -634,10 +629,10 @@ class GPUDeviceImpl:
         self.write(h, 0, memoryview(data + b"\0" * (align4(len(data)) - len(data))))
         self._uniforms[data] = h
         if len(self._uniforms) > UNIFORM_CACHE:
-            # an evicted block may still be bound by a dispatch being recorded: it returns to
-            # the pool only at the next submit
+            # (an evicted block returns to the pool at once: callers hold the lock from here
+            # until their dispatch is recorded, so no other thread can reuse it in between)
             _, old = self._uniforms.popitem(last=False)
-            self._evicted.append(old)
+            self._release(old)
         return h
 
     def _bind_group(self, key: tuple, pipeline: Any, entries: Any) -> Any:
