@@ -31,6 +31,7 @@ from .errors import (
     BufferFreedError,
     DeviceLostError,
     DeviceNotFoundError,
+    DeviceTimeoutError,
     InvalidDeviceURIError,
     KernelCompileError,
     OutOfDeviceMemoryError,
@@ -62,7 +63,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AsyncRequiredError", "BackendEntry", "BackendInfo", "BackendUnavailableError", "Buffer",
     "BufferFreedError", "Capability", "DType", "Device", "DeviceDescriptor", "DeviceLostError",
-    "DeviceNotFoundError", "DeviceURI", "InvalidDeviceURIError", "Kernel", "KernelCompileError",
+    "DeviceNotFoundError", "DeviceTimeoutError", "DeviceURI", "InvalidDeviceURIError", "Kernel", "KernelCompileError",
     "Limits", "OutOfDeviceMemoryError", "PyaccelError", "UnsupportedDTypeError", "backend",
     "backends", "bool_", "count_devices", "default_device_uri", "device", "device_async", "devices",
     "errors", "first_device", "float16", "float32", "float64", "get_device", "int8", "int16",

@@ -5,6 +5,11 @@ A :class:`Device` is backend-neutral. All backend work goes through its
 ``runtime/webgpu_common.py`` over the WebGPU facade that the wgpu-py and the
 browser backends provide. Array ops go through ``device.ops``, the op provider the impl
 makes (``impl.make_ops(device)``; see ``pyaccel/ops/provider.py``).
+
+Thread model: any number of threads (and asyncio tasks) may share one device. Each open
+device has one re-entrant lock, ``device.impl.lock`` (``Device._lock`` is the same object);
+every impl method that touches device state takes it, and callers that record several
+steps that must stay together hold it across them. It is never held across an ``await``.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ class DeviceImpl(Protocol):
     capabilities: Capability
     limits: Limits
     runtime_version: str
+    lock: Any  # a threading.RLock (added by Device when the impl has none)
 
     def alloc(self, nbytes: int) -> Any: ...
     def release(self, handle: Any, nbytes: int) -> None: ...
@@ -71,7 +77,14 @@ class Device:
     def __init__(self, descriptor: DeviceDescriptor, impl: DeviceImpl) -> None:
         self.descriptor = descriptor
         self.impl = impl
-        self._lock = threading.RLock()
+        lock = getattr(impl, "lock", None)
+        if lock is None:
+            lock = threading.RLock()
+            try:
+                impl.lock = lock
+            except AttributeError:  # an impl with __slots__: the Device keeps the lock
+                pass
+        self._lock = lock
 
     # -- identity ---------------------------------------------------------
     @property
@@ -120,6 +133,12 @@ class Device:
     def is_cpu(self) -> bool:
         return self.descriptor.api == "cpu"
 
+    @property
+    def is_lost(self) -> bool:
+        """True once the device is lost (every call then raises DeviceLostError);
+        ``pyaccel.device(uri)`` then opens a fresh device."""
+        return bool(getattr(self.impl, "is_lost", False))
+
     def __repr__(self) -> str:
         return f"<pyaccel.Device {self.uri} {self.name!r}>"
 
@@ -157,10 +176,20 @@ class Device:
         return self.impl.memory_stats()
 
     # -- sync ---------------------------------------------------------------
-    def synchronize(self) -> None:
-        """Submit queued work and wait until the device is idle."""
+    def synchronize(self, timeout: float | None = None) -> None:
+        """Submit queued work and wait until the device is idle.
+
+        The wait is interruptible (Ctrl-C). With ``timeout`` (seconds) it raises
+        :class:`~pyaccel.errors.DeviceTimeoutError` when the device is still busy then;
+        the work keeps running and the device stays usable.
+        """
+        if timeout is not None:
+            _check_timeout(timeout, "synchronize")
         with self._lock:
-            self.impl.synchronize()
+            if timeout is None:
+                self.impl.synchronize()
+            else:
+                _with_timeout(self.impl.synchronize, timeout)
 
     async def synchronize_async(self) -> None:
         """Async twin of :meth:`synchronize` (works natively under asyncio and in the browser)."""
@@ -256,8 +285,14 @@ class Buffer:
             with self.device._lock:
                 self.device.impl.write(handle, offset, mv)
 
-    def read(self, nbytes: int | None = None, offset: int = 0) -> bytes:
-        """Read ``nbytes`` (default: the rest of the buffer) starting at ``offset``."""
+    def read(self, nbytes: int | None = None, offset: int = 0, *, timeout: float | None = None) -> bytes:
+        """Read ``nbytes`` (default: the rest of the buffer) starting at ``offset``.
+
+        Waits for the queued work that writes it (interruptible); with ``timeout`` (seconds)
+        raises :class:`~pyaccel.errors.DeviceTimeoutError` when it is not done by then.
+        """
+        if timeout is not None:
+            _check_timeout(timeout, "Buffer.read")
         handle = self.handle
         if nbytes is None:
             nbytes = self.nbytes - offset if isinstance(offset, int) else 0
@@ -265,7 +300,9 @@ class Buffer:
         if nbytes == 0:
             return b""
         with self.device._lock:
-            return self.device.impl.read(handle, offset, nbytes)
+            if timeout is None:
+                return self.device.impl.read(handle, offset, nbytes)
+            return _with_timeout(self.device.impl.read, timeout, handle, offset, nbytes)
 
     async def read_async(self, nbytes: int | None = None, offset: int = 0) -> bytes:
         """Async twin of :meth:`read`."""
@@ -291,6 +328,23 @@ class Buffer:
         if nbytes:
             with self.device._lock:
                 self.device.impl.copy(src.handle, src_offset, self.handle, offset, nbytes)
+
+
+def _check_timeout(timeout: Any, what: str) -> None:
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout >= 0:
+        raise ValueError(f"{what}(timeout=...): timeout must be a number of seconds >= 0 or None, "
+                         f"got {timeout!r}")
+
+
+def _with_timeout(fn: Any, timeout: float, *args: Any) -> Any:
+    """``fn(*args, timeout=timeout)``; an impl whose waits cannot time out (cpu: nothing to
+    wait for) is called without it."""
+    try:
+        return fn(*args, timeout=timeout)
+    except TypeError as exc:
+        if "timeout" not in str(exc):
+            raise
+        return fn(*args)
 
 
 def as_bytes_view(data: Any, what: str) -> memoryview:

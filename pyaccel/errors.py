@@ -58,6 +58,13 @@ class DeviceLostError(PyaccelError, RuntimeError):
     """The device was lost (driver reset, browser tab, ...): open it again."""
 
 
+class DeviceTimeoutError(PyaccelError, TimeoutError):
+    """A blocking wait (``synchronize(timeout=...)``, ``read(timeout=...)``) ran past its timeout.
+
+    The GPU work keeps running; the device stays usable (wait again, or read later).
+    """
+
+
 class BufferFreedError(PyaccelError, RuntimeError):
     """A buffer (or array) was used after ``free()``."""
 
@@ -77,6 +84,7 @@ __all__ = [
     "BufferFreedError",
     "DeviceLostError",
     "DeviceNotFoundError",
+    "DeviceTimeoutError",
     "InvalidDeviceURIError",
     "KernelCompileError",
     "OutOfDeviceMemoryError",

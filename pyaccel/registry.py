@@ -15,7 +15,10 @@ preference list; nothing outside it is used), else the first device in this
 order: real GPUs (discrete, integrated, virtual/unknown), then NumPy ``cpu``,
 then software GPU adapters (lavapipe, llvmpipe, SwiftShader), which stay
 selectable by URI. Within a rank, backend priority, then API (Vulkan / Metal /
-DX12 before GL), then enumeration order.
+DX12 before GL), then enumeration order: see :mod:`pyaccel.ranking`.
+
+A cached device that was lost (``device.is_lost``) is dropped: the next ``device(uri)``
+opens a fresh one.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from .errors import (
     InvalidDeviceURIError,
     PyaccelError,
 )
+from .ranking import device_rank
 from .uri import DeviceURI
 
 ENV_VAR = "PYACCEL_DEVICE"
@@ -126,17 +130,6 @@ BUILTIN_BACKENDS: tuple[BackendEntry, ...] = (
         fix="pip install numpy (in Pyodide: await pyodide.loadPackage('numpy'))",
     ),
 )
-
-
-def _adapter_rank(d: DeviceDescriptor) -> int:
-    if d.api == "cpu":
-        return 3
-    if d.is_software:
-        return 4
-    return {"discrete": 0, "integrated": 1}.get(d.adapter_type, 2)
-
-
-_API_RANK = {"vulkan": 0, "metal": 0, "dx12": 0, "webgpu": 0, "gl": 1}
 
 
 class BackendRegistry:
@@ -292,7 +285,7 @@ class BackendRegistry:
             except Exception:
                 continue
             for j, d in enumerate(devs):
-                found.append(((_adapter_rank(d), -e.priority, _API_RANK.get(d.api, 2), i, j), d))
+                found.append(((*device_rank(d, e.priority), i, j), d))
         return [d for _, d in sorted(found, key=lambda t: t[0])]
 
     def count_devices(self, backend: str | None = None) -> int:
@@ -321,10 +314,19 @@ class BackendRegistry:
             return uri
         desc = self.resolve(uri)
         with self._lock:
-            dev = self._devices.get(desc.uri)
+            dev = self.cached(desc.uri)
             if dev is None:
                 dev = self._create(desc.backend).open(desc)
                 self._devices[desc.uri] = dev
+            return dev
+
+    def cached(self, uri: str) -> Device | None:
+        """The open device cached under a canonical URI; a lost one is dropped (None)."""
+        with self._lock:
+            dev = self._devices.get(uri)
+            if dev is not None and dev.is_lost:
+                del self._devices[uri]
+                return None
             return dev
 
     def preferences(self) -> list[str] | None:
@@ -496,7 +498,7 @@ async def _open_async(uri: str | DeviceURI) -> Device:
     entry = REGISTRY._entry_for_scheme(u.scheme)
     await _prepare(entry.name, u.path)
     desc = REGISTRY.resolve(u)
-    dev = REGISTRY._devices.get(desc.uri)
+    dev = REGISTRY.cached(desc.uri)
     if dev is None:
         b = REGISTRY.backend(desc.backend)
         opener = getattr(b, "open_async", None)
@@ -515,6 +517,8 @@ def get_device() -> Device:
     stack = getattr(_local, "stack", None)
     if stack:
         return stack[-1]
+    if _global_default[0] is not None and _global_default[0].is_lost:
+        _global_default[0] = REGISTRY.open(_global_default[0].uri)  # a fresh device
     if _global_default[0] is None:
         _global_default[0] = REGISTRY.default_device()
     return _global_default[0]

@@ -15,17 +15,28 @@ logic lives here, above the facade:
   that work first (``queue.writeBuffer`` runs before unsubmitted commands),
 * small uniform parameter blocks cached by content, so a chain of ops with the
   same parameters writes nothing.
+
+Threads: every method that touches device state takes :attr:`GPUDeviceImpl.lock` (one
+``threading.RLock`` per device; ``Device._lock`` is the same object). The async methods
+take it for their synchronous parts (record, submit, copy out) and never across an await.
+
+Failures: a :class:`~pyaccel.errors.PyaccelError` raised by the facade passes through
+unchanged. Once the facade sets ``lost_reason`` (device lost), :attr:`GPUDeviceImpl.is_lost`
+is true and every call raises :class:`~pyaccel.errors.DeviceLostError`. An allocation that
+runs out of memory trims the pool and retries once before raising
+:class:`~pyaccel.errors.OutOfDeviceMemoryError`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import threading
 from collections import OrderedDict
 from typing import Any
 
 from ..capabilities import Capability, Limits
-from ..errors import KernelCompileError, OutOfDeviceMemoryError
+from ..errors import DeviceLostError, KernelCompileError, OutOfDeviceMemoryError
 
 # WebGPU buffer usage bits (identical in wgpu-py and the JS API).
 MAP_READ, MAP_WRITE, COPY_SRC, COPY_DST, UNIFORM, STORAGE = 1, 2, 4, 8, 64, 128
@@ -48,6 +59,7 @@ class Facade:
     """The WebGPU primitives a GPU backend provides (see module docstring)."""
 
     runtime_version: str = ""
+    lost_reason: str | None = None  # set (a sentence) once the device is lost
 
     def create_buffer(self, size: int, usage: int) -> Any:
         raise NotImplementedError
@@ -86,13 +98,17 @@ class Facade:
         raise NotImplementedError
 
     def map_read(self, buf: Any, offset: int, n: int, out: memoryview | None = None) -> Any:
-        """Map a MAP_READ buffer, copy ``n`` bytes out (into ``out`` if given), unmap."""
+        """Map a MAP_READ buffer, copy ``n`` bytes out (into ``out`` if given), unmap.
+
+        A facade whose wait can time out also takes ``timeout`` (seconds; raise
+        DeviceTimeoutError); after any exception the caller never reuses ``buf``."""
         raise NotImplementedError
 
     async def map_read_async(self, buf: Any, offset: int, n: int, out: memoryview | None = None) -> Any:
         raise NotImplementedError
 
     def wait_idle(self) -> None:
+        """Wait until every submitted command has run (optionally ``timeout=`` seconds)."""
         raise NotImplementedError
 
     async def wait_idle_async(self) -> None:
@@ -172,6 +188,11 @@ class GPUDeviceImpl:
     def __init__(self, facade: Facade, limits: Limits, capabilities: Capability,
                  info_lines: list[str] | None = None) -> None:
         self.f = facade
+        self.lock = threading.RLock()
+        try:
+            facade.lock = self.lock  # the facade's async parts take the same lock
+        except AttributeError:
+            pass
         self.limits = limits
         self.capabilities = capabilities
         self.runtime_version = facade.runtime_version
@@ -203,8 +224,71 @@ class GPUDeviceImpl:
 
         return WgslOps(device)
 
+    # -- state ------------------------------------------------------------------
+    @property
+    def is_lost(self) -> bool:
+        """True once the facade reported the device lost (then every call raises)."""
+        return getattr(self.f, "lost_reason", None) is not None
+
+    def _lost_error(self) -> DeviceLostError:
+        return DeviceLostError(
+            f"the device is lost ({self.f.lost_reason}); its buffers and arrays are gone. "
+            "Fix: open it again with pyaccel.device(uri) (a fresh device) and recreate the data"
+        )
+
+    def _check(self) -> None:
+        if getattr(self.f, "lost_reason", None) is not None:
+            raise self._lost_error()
+
+    def _mapped(self, exc: Exception) -> BaseException:
+        """The error to raise for a facade exception: once the device is lost, DeviceLostError
+        with the recovery hint; otherwise ``exc`` unchanged (PyaccelErrors pass through)."""
+        if self.is_lost:
+            return self._lost_error()
+        return exc
+
+    def _check_binding_size(self, nbytes: int, what: str) -> None:
+        limit = self.limits.max_storage_binding_size
+        if nbytes > limit:
+            raise OutOfDeviceMemoryError(
+                f"{what} of {nbytes} bytes ({nbytes / 2**20:.1f} MiB) is above this device's "
+                f"max_storage_binding_size of {limit} bytes ({limit / 2**20:.0f} MiB): a kernel cannot "
+                "bind it. Fix: work on smaller pieces (split the array, e.g. by rows) or use a device "
+                "with a larger limit; the device and other arrays are unaffected"
+            )
+
     # -- allocation -----------------------------------------------------------
     def alloc(self, nbytes: int) -> GPUBuffer:
+        """A device buffer of at least ``nbytes`` (pooled; contents undefined)."""
+        with self.lock:
+            self._check()
+            self._check_binding_size(nbytes, "a device buffer")
+            return self._alloc(nbytes)
+
+    def _create(self, nbytes: int, size: int) -> Any:
+        """facade.create_buffer; out of memory: trim the pool, retry once, then raise typed."""
+        for attempt in (0, 1):
+            try:
+                return self.f.create_buffer(size, DEVICE_USAGE)
+            except Exception as exc:
+                err = self._mapped(exc)
+                if isinstance(err, DeviceLostError):
+                    raise err from exc
+                oom = isinstance(err, MemoryError) or "memory" in str(exc).lower()
+                if not oom:
+                    raise
+                if attempt == 0 and (self._pooled_bytes or self._staging_bytes or self._deferred):
+                    self.trim()  # give the pooled memory back, then try once more
+                    continue
+                raise OutOfDeviceMemoryError(
+                    f"allocating {nbytes} bytes failed: the device is out of memory ({exc}); "
+                    f"{self.stats['live_bytes']} bytes are live in {self.stats['live_buffers']} buffers. "
+                    "Fix: free arrays you no longer need (del / .free()) or use smaller data; "
+                    "the device stays usable"
+                ) from exc
+        raise AssertionError("unreachable")
+
+    def _alloc(self, nbytes: int) -> GPUBuffer:
         size = min(size_class(nbytes), max(align4(nbytes), 4, self.limits.max_buffer_size))
         free = self._pool.get(size)
         h = None
@@ -222,14 +306,7 @@ class GPUDeviceImpl:
             if h is not None:
                 self._pooled_bytes -= size
         if h is None:
-            try:
-                buf = self.f.create_buffer(size, DEVICE_USAGE)
-            except Exception as exc:  # driver OOM
-                self.trim()
-                raise OutOfDeviceMemoryError(
-                    f"allocating {nbytes} bytes failed on the device: {exc}; free arrays you no longer "
-                    "need (del / .free()) or use smaller data"
-                ) from exc
+            buf = self._create(nbytes, size)
             h = GPUBuffer(buf, size)
             self.stats["buffers_created"] += 1
         self.stats["live_buffers"] += 1
@@ -247,7 +324,14 @@ class GPUDeviceImpl:
         (``y = y + x``: the output of step k takes the buffer of step k - 2) also makes the
         bind groups repeat, so a chain creates a couple of them instead of one per op.
         """
-        size = self._out_sizes.get(nbytes)
+        with self.lock:
+            self._check()
+            size = self._out_sizes.get(nbytes)
+            if size is None:
+                self._check_binding_size(nbytes, "an op output")
+            return self._alloc_output(nbytes, size)
+
+    def _alloc_output(self, nbytes: int, size: int | None) -> GPUBuffer:
         if size is None:
             size = min(size_class(nbytes), max(align4(nbytes), 4, self.limits.max_buffer_size))
             if len(self._out_sizes) < 4096:
@@ -259,20 +343,27 @@ class GPUDeviceImpl:
             self.stats["live_buffers"] += 1
             self.stats["live_bytes"] += size
             return h
-        return self.alloc(nbytes)
+        return self._alloc(nbytes)
 
     def release(self, h: GPUBuffer, nbytes: int) -> None:
         """Return a buffer to the pool (called by Buffer.free() and by GC)."""
         try:
+            with self.lock:
+                self._release(h)
+        except Exception:  # interpreter shutdown
+            pass
+
+    def _release(self, h: GPUBuffer) -> None:
+        if True:
             self.stats["live_buffers"] -= 1
             self.stats["live_bytes"] -= h.size
             if self._pooled_bytes + h.size > POOL_LIMIT_BYTES:
                 self._destroy(h)
                 return
+            if self.is_lost:
+                return  # nothing to reuse on a lost device
             self._pool.setdefault(h.size, []).append(h)
             self._pooled_bytes += h.size
-        except Exception:  # interpreter shutdown
-            pass
 
     def _destroy(self, h: GPUBuffer) -> None:
         if h.epoch >= self._epoch and self._encoder is not None:
@@ -285,7 +376,12 @@ class GPUDeviceImpl:
 
     def trim(self) -> None:
         """Destroy every pooled (free) buffer."""
-        self.flush()
+        with self.lock:
+            self._trim()
+
+    def _trim(self) -> None:
+        if not self.is_lost:
+            self.flush()
         for lst in self._pool.values():
             for h in lst:
                 self._destroy(h)
@@ -319,6 +415,17 @@ class GPUDeviceImpl:
 
     def flush(self) -> None:
         """Submit the open encoder (if any)."""
+        with self.lock:
+            self._check()
+            try:
+                self._flush()
+            except Exception as exc:
+                err = self._mapped(exc)
+                if err is exc:
+                    raise
+                raise err from exc
+
+    def _flush(self) -> None:
         self._end_pass()
         if self._encoder is not None:
             enc, self._encoder = self._encoder, None
@@ -332,16 +439,46 @@ class GPUDeviceImpl:
             for h in dead:
                 self._destroy(h)
 
-    def synchronize(self) -> None:
-        self.flush()
-        self.f.wait_idle()
+    def synchronize(self, timeout: float | None = None) -> None:
+        """Submit and wait until the device is idle (DeviceTimeoutError past ``timeout`` s)."""
+        with self.lock:
+            self.flush()
+            try:
+                if timeout is None:
+                    self.f.wait_idle()
+                else:
+                    self.f.wait_idle(timeout=timeout)
+            except Exception as exc:
+                err = self._mapped(exc)
+                if err is exc:
+                    raise
+                raise err from exc
 
     async def synchronize_async(self) -> None:
-        self.flush()
-        await self.f.wait_idle_async()
+        with self.lock:
+            self.flush()
+        try:
+            await self.f.wait_idle_async()  # (the facade locks its own synchronous parts)
+        except Exception as exc:
+            err = self._mapped(exc)
+            if err is exc:
+                raise
+            raise err from exc
 
     # -- transfers ----------------------------------------------------------------
     def write(self, h: GPUBuffer, offset: int, data: memoryview) -> None:
+        """Host write into ``h`` (queue.writeBuffer; flushes queued work that uses ``h`` first)."""
+        with self.lock:
+            self._check()
+            try:
+                self._write(h, offset, data)
+            except Exception as exc:
+                err = self._mapped(exc)
+                if err is exc:
+                    raise
+                raise err from exc
+
+    def _write(self, h: GPUBuffer, offset: int, data: memoryview) -> None:
         if self._encoder is not None and h.epoch >= self._epoch:
             self.stats["flushes_for_write"] += 1
             self.flush()  # queued commands use h: they must run before this write lands
@@ -397,24 +534,52 @@ class GPUDeviceImpl:
         self.flush()
         return st, size, offset - start, span
 
-    def read(self, h: GPUBuffer, offset: int, n: int, out: memoryview | None = None) -> Any:
-        st, size, skip, span = self._start_read(h, offset, n)
-        try:
-            if out is not None and skip == 0 and span == n:
-                self.f.map_read(st, 0, n, out)
-                return out
-            return _trim_read(self.f.map_read(st, 0, span), skip, span, n, out)
-        finally:
+    def read(self, h: GPUBuffer, offset: int, n: int, out: memoryview | None = None,
+             timeout: float | None = None) -> Any:
+        """Copy ``n`` bytes of ``h`` to the host (waits; DeviceTimeoutError past ``timeout`` s).
+
+        After an exception during the wait (Ctrl-C, timeout) the staging buffer is not reused:
+        the facade cleans it up once its map resolves, and the device stays usable."""
+        with self.lock:
+            self._check()
+            kw = {} if timeout is None else {"timeout": timeout}
+            try:
+                st, size, skip, span = self._start_read(h, offset, n)
+                if out is not None and skip == 0 and span == n:
+                    self.f.map_read(st, 0, n, out, **kw)
+                    res = out
+                else:
+                    res = _trim_read(self.f.map_read(st, 0, span, **kw), skip, span, n, out)
+            except Exception as exc:
+                err = self._mapped(exc)
+                if err is exc:
+                    raise
+                raise err from exc
             self._staging_put(size, st)
+            return res
 
     async def read_async(self, h: GPUBuffer, offset: int, n: int, out: memoryview | None = None) -> Any:
-        st, size, skip, span = self._start_read(h, offset, n)
+        with self.lock:
+            self._check()
+            st, size, skip, span = self._start_read(h, offset, n)
         try:
-            return _trim_read(await self.f.map_read_async(st, 0, span), skip, span, n, out)
-        finally:
+            data = await self.f.map_read_async(st, 0, span)  # (no lock across the await)
+        except Exception as exc:
+            err = self._mapped(exc)
+            if err is exc:
+                raise
+            raise err from exc
+        with self.lock:
             self._staging_put(size, st)
+        return _trim_read(data, skip, span, n, out)
 
     def copy(self, src: GPUBuffer, src_offset: int, dst: GPUBuffer, dst_offset: int, n: int) -> None:
+        """Device-side copy (through the host when offsets or size are not 4-aligned)."""
+        with self.lock:
+            self._check()
+            self._copy(src, src_offset, dst, dst_offset, n)
+
+    def _copy(self, src: GPUBuffer, src_offset: int, dst: GPUBuffer, dst_offset: int, n: int) -> None:
         if src_offset % 4 or dst_offset % 4 or n % 4:
             # copyBufferToBuffer needs 4-byte alignment: go through the host (rare)
             self.write(dst, dst_offset, memoryview(self.read(src, src_offset, n)))
@@ -433,6 +598,11 @@ class GPUDeviceImpl:
     def pipeline(self, wgsl: str, entry: str, constants: dict[str, float] | None = None,
                  name: str = "") -> Any:
         """The compiled pipeline (cached by source hash, entry and constants)."""
+        with self.lock:
+            self._check()
+            return self._pipeline(wgsl, entry, constants, name)
+
+    def _pipeline(self, wgsl: str, entry: str, constants: dict[str, float] | None, name: str) -> Any:
         ckey = tuple(sorted((constants or {}).items()))
         key = (hashlib.sha1(wgsl.encode()).hexdigest(), entry, ckey)
         pipe = self._pipelines.get(key)
@@ -448,17 +618,27 @@ class GPUDeviceImpl:
         return pipe
 
     def uniform(self, data: bytes) -> GPUBuffer:
-        """A device buffer holding ``data`` (small parameter blocks, cached by content)."""
+        """A device buffer holding ``data`` (small parameter blocks, cached by content).
+
+        The caller holds :attr:`lock` until it has recorded the dispatch that binds it (an
+        evicted block returns to the pool and may be reused)."""
+        with self.lock:
+            self._check()
+            return self._uniform(data)
+
+    def _uniform(self, data: bytes) -> GPUBuffer:
         h = self._uniforms.get(data)
         if h is not None:
             self._uniforms.move_to_end(data)
             return h
-        h = self.alloc(len(data))
+        h = self._alloc(len(data))
         self.write(h, 0, memoryview(data + b"\0" * (align4(len(data)) - len(data))))
         self._uniforms[data] = h
         if len(self._uniforms) > UNIFORM_CACHE:
+            # (an evicted block returns to the pool at once: callers hold the lock from here
+            # until their dispatch is recorded, so no other thread can reuse it in between)
             _, old = self._uniforms.popitem(last=False)
-            self.release(old, old.size)
+            self._release(old)
         return h
 
     def _bind_group(self, key: tuple, pipeline: Any, entries: Any) -> Any:
@@ -478,9 +658,15 @@ class GPUDeviceImpl:
     def dispatch(self, pipeline: Any, entries: list[tuple[int, GPUBuffer, int, int]],
                  workgroups: tuple[int, int, int]) -> Any:
         """Record one dispatch into the open compute pass (no submit); returns the bind group."""
+        with self.lock:
+            self._check()
+            return self._dispatch(pipeline, entries, workgroups)
+
+    def _dispatch(self, pipeline: Any, entries: list[tuple[int, GPUBuffer, int, int]],
+                  workgroups: tuple[int, int, int]) -> Any:
         key = (id(pipeline),) + tuple((b, h.id, o, s) for b, h, o, s in entries)
         group = self._bind_group(key, pipeline, lambda: [(b, h.buf, o, s) for b, h, o, s in entries])
-        self.dispatch_group(pipeline, group, tuple(e[1] for e in entries), workgroups)
+        self._dispatch_group(pipeline, group, tuple(e[1] for e in entries), workgroups)
         return group
 
     def dispatch_bound(self, pipeline: Any, key: int, binds: tuple[tuple[int, int], ...],
@@ -490,14 +676,26 @@ class GPUDeviceImpl:
         ``key`` names the pair (pipeline, binds) for the bind-group cache (the caller's plan
         id), so the cache key is a few ints instead of a tuple per binding.
         """
+        with self.lock:
+            self._check()
+            self._dispatch_bound(pipeline, key, binds, handles, workgroups)
+
+    def _dispatch_bound(self, pipeline: Any, key: int, binds: tuple[tuple[int, int], ...],
+                        handles: tuple[GPUBuffer, ...], workgroups: tuple[int, int, int]) -> None:
         group = self._bind_group((key, *[h.id for h in handles]), pipeline,
                                  lambda: [(b, h.buf, 0, sz) for (b, sz), h in zip(binds, handles, strict=True)])
-        self.dispatch_group(pipeline, group, handles, workgroups)
+        self._dispatch_group(pipeline, group, handles, workgroups)
 
     def dispatch_group(self, pipeline: Any, group: Any, handles: tuple[GPUBuffer, ...],
                        workgroups: tuple[int, int, int]) -> None:
         """Record a dispatch with a bind group from an earlier :meth:`dispatch` over ``handles``
         (the caller checked they are still the live buffers it was made for)."""
+        with self.lock:
+            self._check()
+            self._dispatch_group(pipeline, group, handles, workgroups)
+
+    def _dispatch_group(self, pipeline: Any, group: Any, handles: tuple[GPUBuffer, ...],
+                        workgroups: tuple[int, int, int]) -> None:
         if self._pass is None:
             self._pass = self.f.begin_pass(self._ensure_encoder())
         epoch = self._epoch

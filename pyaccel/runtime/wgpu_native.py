@@ -9,13 +9,27 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
+import time
 from typing import Any
 
 from ..capabilities import FEATURE_FLAGS, Capability, Limits
 from ..device import Device, DeviceDescriptor
-from ..errors import BackendUnavailableError, DeviceNotFoundError, KernelCompileError
+from ..errors import (
+    BackendUnavailableError,
+    DeviceLostError,
+    DeviceNotFoundError,
+    DeviceTimeoutError,
+    KernelCompileError,
+    OutOfDeviceMemoryError,
+    PyaccelError,
+)
+from ..ranking import device_rank
 from ..uri import DeviceURI
+from . import _wgpu_direct
 from .webgpu_common import Facade, GPUDeviceImpl, compile_error
+
+_USE_PROBE: Any = object()  # WgpuFacade(direct=...) default: the module-level probe result
 
 _API = {"vulkan": "vulkan", "metal": "metal", "d3d12": "dx12", "dx12": "dx12", "opengl": "gl",
         "gl": "gl", "gles": "gl"}
@@ -31,34 +45,87 @@ WANTED_LIMITS = (
 )
 
 
-class WgpuFacade(Facade):
-    """The WebGPU primitives over wgpu-py objects."""
+# queue.writeBuffer stages a copy of its data in host memory; a failed staging allocation
+# ("Not enough memory left" in wgpuQueueWriteBuffer) loses the wgpu-native device for good,
+# while a failed wgpuDeviceCreateBuffer does not. Large writes go in slices of this size so
+# running out of memory shows up in create_buffer (OutOfDeviceMemoryError, recoverable).
+WRITE_SLICE = 4 * 2**20
+_POLL_MAX_SLEEP = 0.002  # longest sleep between polls of a blocking wait (seconds)
 
-    def __init__(self, wgpu: Any, device: Any) -> None:
+
+def _first_line(exc: BaseException) -> str:
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    detail = [ln for ln in lines if ln not in ("Validation Error", "Caused by:") and not ln.startswith("In wgpu")]
+    return (detail or lines or [type(exc).__name__])[-1]
+
+
+class WgpuFacade(Facade):
+    """The WebGPU primitives over wgpu-py objects.
+
+    Private wgpu-py internals are used only through :mod:`._wgpu_direct` (``DIRECT``); when
+    it is ``None`` (probe failed, or ``PYACCEL_WGPU_DIRECT=0``) only the public API is used.
+    Blocking waits poll in a loop with short sleeps, so Ctrl-C and timeouts act during them.
+    """
+
+    def __init__(self, wgpu: Any, device: Any, direct: Any = _USE_PROBE) -> None:
         self.wgpu = wgpu
         self.device = device
         self.queue = device.queue
         self.runtime_version = f"wgpu-py {wgpu.__version__}"
-        self._fast_map = True
+        self.lost_reason: str | None = None
+        self.lock: Any = threading.RLock()  # GPUDeviceImpl replaces it with its own lock
+        self._direct = _wgpu_direct.DIRECT if direct is _USE_PROBE else direct
         self._pass: Any = None
         self._pass_pipe: Any = None
         self._pass_group: Any = None
         self._pass_keep: list[Any] = []
-        self._set_group, self._dispatch_wg, self._null, self._write, self._from_buffer = _direct_calls()
         self._layouts: dict[int, tuple[Any, Any]] = {}  # id(pipeline) -> (pipeline, group 0 layout)
-        self._bind_direct = _direct_bind_group()
+        self._fence_src: Any = None
+        self._last_fence: Any = None  # fence buffer of the latest submission (None: taken)
+        self._fences: list[Any] = []  # free MAP_READ fence buffers (one per concurrent wait)
+        self._abandoned: list[Any] = []  # buffers whose map wait was interrupted (see _reap)
 
+    # -- errors -----------------------------------------------------------------
+    def _error(self, exc: BaseException, what: str) -> BaseException:
+        """The typed pyaccel error for a wgpu-py exception (or ``exc`` itself)."""
+        if isinstance(exc, PyaccelError):
+            return exc
+        msg = str(exc)
+        low = msg.lower()
+        if self.lost_reason is None and ("device is lost" in low or "device lost" in low
+                                         or "device was lost" in low or "device is invalid" in low):
+            self.lost_reason = f"{what} failed: {_first_line(exc)}"
+        if self.lost_reason is not None:
+            return DeviceLostError(f"the device is lost ({self.lost_reason})")
+        if "not enough memory" in low or "out of memory" in low or "outofmemory" in low:
+            if what.startswith("queue.writeBuffer"):
+                # wgpu-native loses the device when a staging allocation fails
+                self.lost_reason = f"{what} ran out of host memory for its staging copy"
+                return DeviceLostError(f"the device is lost ({self.lost_reason})")
+            return OutOfDeviceMemoryError(f"{what}: the device is out of memory ({_first_line(exc)})")
+        return exc
+
+    # -- buffers ----------------------------------------------------------------
     def create_buffer(self, size: int, usage: int) -> Any:
-        return self.device.create_buffer(size=size, usage=usage)
+        try:
+            return self.device.create_buffer(size=size, usage=usage)
+        except Exception as exc:
+            raise self._error(exc, f"createBuffer({size} bytes)") from exc
 
     def destroy_buffer(self, buf: Any) -> None:
         buf.destroy()
 
     def write_buffer(self, buf: Any, offset: int, data: memoryview) -> None:
-        if self._write is not None:  # (pyaccel checked the range; see _direct_calls)
-            self._write(self.queue._internal, buf._internal, offset, self._from_buffer(data), data.nbytes)
-            return
-        self.queue.write_buffer(buf, offset, data)
+        n = data.nbytes
+        try:
+            for o in range(0, max(n, 1), WRITE_SLICE):
+                part = data[o: o + WRITE_SLICE] if n > WRITE_SLICE else data
+                if self._direct is not None:  # (pyaccel checked the range)
+                    self._direct.write_buffer(self.queue, buf, offset + o, part)
+                else:
+                    self.queue.write_buffer(buf, offset + o, part)
+        except Exception as exc:
+            raise self._error(exc, f"queue.writeBuffer({n} bytes)") from exc
 
     def create_pipeline(self, wgsl: str, entry: str, constants: dict[str, float]) -> Any:
         try:
@@ -68,6 +135,9 @@ class WgpuFacade(Facade):
                 compute["constants"] = constants
             return self.device.create_compute_pipeline(layout="auto", compute=compute)
         except self.wgpu.GPUError as exc:
+            err = self._error(exc, "createComputePipeline")
+            if err is not exc:
+                raise err from exc
             raise compile_error(wgsl, str(exc)) from None
         except Exception as exc:  # panics surface as other error types in some versions
             if isinstance(exc, KernelCompileError):
@@ -83,27 +153,16 @@ class WgpuFacade(Facade):
 
     def create_bind_group(self, pipeline: Any, entries: list[tuple[int, Any, int, int]]) -> Any:
         layout = self._layout(pipeline)
-        direct = self._bind_direct
-        if direct is not None:
-            # wgpuDeviceCreateBindGroup with the descriptor filled in directly: ~8 us instead
-            # of ~40-60 us through wgpu-py's struct helpers (see _direct_bind_group)
-            ffi, create, wrap = direct
-            c_entries = ffi.new("WGPUBindGroupEntry[]", len(entries))
-            for e, (b, buf, o, sz) in zip(c_entries, entries, strict=True):
-                e.binding = b
-                e.buffer = buf._internal
-                e.offset = o
-                e.size = sz
-            desc = ffi.new("WGPUBindGroupDescriptor *")
-            desc.layout = layout._internal
-            desc.entries = c_entries
-            desc.entryCount = len(entries)
-            return wrap("", create(self.device._internal, desc), self.device)
-        return self.device.create_bind_group(
-            layout=layout,
-            entries=[{"binding": b, "resource": {"buffer": buf, "offset": o, "size": s}}
-                     for b, buf, o, s in entries],
-        )
+        try:
+            if self._direct is not None:
+                return self._direct.create_bind_group(self.device, layout, entries)
+            return self.device.create_bind_group(
+                layout=layout,
+                entries=[{"binding": b, "resource": {"buffer": buf, "offset": o, "size": s}}
+                         for b, buf, o, s in entries],
+            )
+        except Exception as exc:
+            raise self._error(exc, "createBindGroup") from exc
 
     def create_encoder(self) -> Any:
         return self.device.create_command_encoder()
@@ -121,13 +180,13 @@ class WgpuFacade(Facade):
         if pipeline is not self._pass_pipe:
             cpass.set_pipeline(pipeline)
             self._pass_pipe, self._pass_group = pipeline, None
-        if self._set_group is not None:
-            # the two per-dispatch calls straight into wgpu-native (see _direct_calls)
+        direct = self._direct
+        if direct is not None:
             if group is not self._pass_group:
-                self._set_group(cpass._internal, 0, group._internal, 0, self._null)
+                direct.set_bind_group(cpass, group)
                 self._pass_keep.append(group)  # alive until the pass ends, as wgpu-py would
                 self._pass_group = group
-            self._dispatch_wg(cpass._internal, x, y, z)
+            direct.dispatch(cpass, x, y, z)
             return
         if group is not self._pass_group:
             cpass.set_bind_group(0, group)
@@ -135,37 +194,110 @@ class WgpuFacade(Facade):
         cpass.dispatch_workgroups(x, y, z)
 
     def end_pass(self, cpass: Any) -> None:
-        cpass.end()
-        if cpass is self._pass:
-            self._pass, self._pass_pipe, self._pass_group = None, None, None
-            self._pass_keep = []
+        try:
+            cpass.end()
+        finally:
+            if cpass is self._pass:
+                self._pass, self._pass_pipe, self._pass_group = None, None, None
+                self._pass_keep = []
 
     def copy(self, encoder: Any, src: Any, src_offset: int, dst: Any, dst_offset: int, n: int) -> None:
         encoder.copy_buffer_to_buffer(src, src_offset, dst, dst_offset, n)
 
     def submit(self, encoder: Any) -> None:
-        self.queue.submit([encoder.finish()])
+        """Submit ``encoder``, ending it with a 4-byte copy into a fence buffer (see _fence)."""
+        try:
+            if self._fence_src is None:
+                self._fence_src = self.device.create_buffer(size=4, usage=self.wgpu.BufferUsage.COPY_SRC)
+            fence = self._fences.pop() if self._fences else self.device.create_buffer(
+                size=4, usage=self.wgpu.BufferUsage.MAP_READ | self.wgpu.BufferUsage.COPY_DST)
+            encoder.copy_buffer_to_buffer(self._fence_src, 0, fence, 0, 4)
+            self.queue.submit([encoder.finish()])
+        except Exception as exc:
+            raise self._error(exc, "queue.submit") from exc
+        prev, self._last_fence = self._last_fence, fence
+        if prev is not None:
+            self._fences.append(prev)
 
-    def _map_sync(self, buf: Any, offset: int, n: int) -> None:
-        """Map for reading and wait, polling on this thread.
-
-        ``buf.map_sync`` first submits an empty command buffer (a wgpu-native workaround for
-        buffers never used in a submit; pyaccel always copied into ``buf`` just before) and
-        then waits for wgpu-py's poll thread to resolve the promise: two thread hand-offs per
-        read. Polling here (``wgpuDevicePoll(wait=True)``) halves the latency of a small
-        read on lavapipe. Falls back to ``map_sync`` if this wgpu-py lacks the internals.
-        """
-        poll = getattr(self.device, "_poll", None)
-        if poll is not None and self._fast_map:
+    # -- waits ------------------------------------------------------------------
+    def _reap(self) -> None:
+        """Clean up buffers whose wait was interrupted (Ctrl-C, timeout, cancelled task):
+        unmap and destroy each once its map has resolved (``map_state`` is no longer pending)."""
+        if not self._abandoned:
+            return
+        if self._direct is not None:
+            self._direct.poll(self.device, False)
+        keep = []
+        for buf in self._abandoned:
             try:
-                promise = buf.map_async("READ_NOSYNC", offset, n)
-            except Exception:  # another wgpu-py: use the public path from now on
-                self._fast_map = False
-            else:
-                poll(True)
-                promise.sync_wait()
+                state = str(buf.map_state)
+                if state == "pending":
+                    keep.append(buf)
+                    continue
+                if state == "mapped":
+                    buf.unmap()
+                buf.destroy()
+            except Exception:
+                pass
+        self._abandoned = keep
+
+    def _map_wait(self, buf: Any, offset: int, n: int, timeout: float | None) -> None:
+        """Map ``buf`` for reading and wait (interruptible; DeviceTimeoutError past ``timeout``).
+
+        On any exception (KeyboardInterrupt included) the buffer is handed to :meth:`_reap`:
+        the caller must not reuse it.
+        """
+        self._reap()
+        deadline = None if timeout is None else time.monotonic() + max(float(timeout), 0.0)
+        direct = self._direct
+        mapping = False
+        try:
+            if direct is not None:
+                promise = direct.map_read_nosync(buf, offset, n)
+                mapping = True
+                direct.poll(self.device, False)
+                delay = 2e-5
+                while not direct.promise_done(promise):
+                    self._check_deadline(deadline, timeout)
+                    time.sleep(delay)
+                    delay = min(delay * 2, _POLL_MAX_SLEEP)
+                    direct.poll(self.device, False)
+                promise.sync_wait()  # resolved: runs the handler, raises a map failure
                 return
-        buf.map_sync(self.wgpu.MapMode.READ, offset, n)
+            # public API only: sync_wait() blocks in C, so it runs on a helper thread and this
+            # thread waits on an Event in short slices (signals and timeouts act between them)
+            promise = buf.map_async(self.wgpu.MapMode.READ, offset, n)
+            mapping = True
+            done = threading.Event()
+            box: list[BaseException] = []
+
+            def wait() -> None:
+                try:
+                    promise.sync_wait()
+                except BaseException as e:  # handed to the waiting thread
+                    box.append(e)
+                finally:
+                    done.set()
+
+            threading.Thread(target=wait, name="pyaccel-map-wait", daemon=True).start()
+            while not done.wait(0.05 if deadline is None else max(0.0, min(0.05, deadline - time.monotonic()))):
+                self._check_deadline(deadline, timeout)
+            if box:
+                raise box[0]
+        except BaseException as exc:
+            if mapping:
+                self._abandoned.append(buf)
+            if isinstance(exc, Exception):
+                raise self._error(exc, "buffer.mapAsync") from exc
+            raise
+
+    @staticmethod
+    def _check_deadline(deadline: float | None, timeout: float | None) -> None:
+        if deadline is not None and time.monotonic() >= deadline:
+            raise DeviceTimeoutError(
+                f"the device did not finish within timeout={timeout} s; its work keeps running: "
+                "wait again (a longer timeout, or none) or read later; the device stays usable"
+            )
 
     @staticmethod
     def _copy_out(buf: Any, offset: int, n: int, out: memoryview | None) -> Any:
@@ -179,91 +311,64 @@ class WgpuFacade(Facade):
         finally:
             buf.unmap()
 
-    def map_read(self, buf: Any, offset: int, n: int, out: memoryview | None = None) -> Any:
-        self._map_sync(buf, offset, n)
+    def map_read(self, buf: Any, offset: int, n: int, out: memoryview | None = None,
+                 timeout: float | None = None) -> Any:
+        self._map_wait(buf, offset, n, timeout)
         return self._copy_out(buf, offset, n, out)
 
     async def map_read_async(self, buf: Any, offset: int, n: int, out: memoryview | None = None) -> Any:
-        await buf.map_async(self.wgpu.MapMode.READ, offset, n)
-        return self._copy_out(buf, offset, n, out)
+        with self.lock:
+            self._reap()
+            promise = buf.map_async(self.wgpu.MapMode.READ, offset, n)
+        try:
+            await promise
+        except BaseException as exc:  # cancelled task or failed map: reaped later
+            with self.lock:
+                self._abandoned.append(buf)
+            if isinstance(exc, Exception):
+                raise self._error(exc, "buffer.mapAsync") from exc
+            raise
+        with self.lock:
+            return self._copy_out(buf, offset, n, out)
 
     # queue.on_submitted_work_done_* is broken in wgpu-py 0.32.0 (its callback signature does
     # not match the bundled wgpu-native: TypeError). Waiting on a mapped "fence" works instead:
     # a copy submitted last completes after every earlier submission (one queue, in order).
+    # Every submission ends with that copy into a fence buffer (a small pool of them), so a
+    # wait maps the latest submission's fence without submitting anything: on lavapipe a
+    # submit blocks (in C, uninterruptible) while earlier work runs, which would defeat
+    # Ctrl-C and timeouts. Each waiter takes the fence for itself; a concurrent waiter
+    # (threads, asyncio.gather) that finds it taken submits an empty encoder for a new one,
+    # so no buffer is ever mapped twice.
     def _fence(self) -> Any:
-        fence = getattr(self, "_fence_buf", None)
-        if fence is None:
-            src = self.device.create_buffer(size=4, usage=self.wgpu.BufferUsage.COPY_SRC)
-            dst = self.device.create_buffer(
-                size=4, usage=self.wgpu.BufferUsage.MAP_READ | self.wgpu.BufferUsage.COPY_DST)
-            fence = self._fence_buf = (src, dst)
-        enc = self.device.create_command_encoder()
-        enc.copy_buffer_to_buffer(fence[0], 0, fence[1], 0, 4)
-        self.queue.submit([enc.finish()])
-        return fence[1]
+        if self._last_fence is None:
+            self.submit(self.device.create_command_encoder())
+        dst, self._last_fence = self._last_fence, None
+        return dst
 
-    def wait_idle(self) -> None:
-        dst = self._fence()
-        self._map_sync(dst, 0, 4)
-        dst.unmap()
+    def wait_idle(self, timeout: float | None = None) -> None:
+        with self.lock:
+            dst = self._fence()
+            self._map_wait(dst, 0, 4, timeout)  # on failure dst is reaped, not pooled
+            dst.unmap()
+            self._fences.append(dst)
 
     async def wait_idle_async(self) -> None:
-        dst = self._fence()
-        await dst.map_async(self.wgpu.MapMode.READ, 0, 4)
-        dst.unmap()
-
-
-def _direct_calls() -> tuple[Any, Any, Any, Any, Any]:
-    """(SetBindGroup, DispatchWorkgroups, NULL, QueueWriteBuffer, from_buffer) of wgpu-native
-    for the hot paths, or Nones (then the public wgpu-py methods are used).
-
-    * wgpu-py wraps every native call in an error-capturing proxy (about 1 us each); a chain
-      of small kernels makes two such calls per dispatch, which dominated pyaccel's recording
-      cost. Both calls only append to the pass's command list: wgpu-native validates the
-      pass when it ends, and ``end()`` / ``finish()`` still go through wgpu-py, so errors
-      surface there as exceptions. These two are raw cffi functions.
-    * ``queue.write_buffer`` converts its argument with three C types that cffi parses on
-      first use (~15 ms each at start-up); ``ffi.from_buffer`` needs none. The write itself
-      keeps wgpu-py's error-capturing proxy.
-
-    Only for the pinned wgpu-py (private ``_ffi`` / ``_api`` modules); set
-    ``PYACCEL_WGPU_DIRECT=0`` to use the public methods.
-    """
-    none = (None, None, None, None, None)
-    if os.environ.get("PYACCEL_WGPU_DIRECT", "1") == "0":
-        return none
-    try:
-        from wgpu.backends.wgpu_native._api import libf
-        from wgpu.backends.wgpu_native._ffi import ffi, lib
-
-        return (lib.wgpuComputePassEncoderSetBindGroup, lib.wgpuComputePassEncoderDispatchWorkgroups,
-                ffi.NULL, libf.wgpuQueueWriteBuffer, ffi.from_buffer)
-    except Exception:
-        return none
-
-
-def _direct_bind_group() -> tuple[Any, Any, Any] | None:
-    """(ffi, wgpuDeviceCreateBindGroup, GPUBindGroup) of the pinned wgpu-py, or None.
-
-    wgpu-py's ``create_bind_group`` builds each entry through generic struct helpers that
-    record every field in a weak dictionary, and fetches a new layout wrapper per call:
-    40-60 us per bind group on lavapipe, while the native call takes ~4 us. pyaccel fills
-    the C descriptor itself (zeroed by ``ffi.new``: no label, no chained structs) and calls
-    the error-capturing ``libf`` wrapper, so a validation error still raises as in wgpu-py;
-    the result is wrapped in wgpu-py's ``GPUBindGroup``, which releases it when collected.
-    Private API of wgpu-py 0.32.0; ``PYACCEL_WGPU_DIRECT=0`` uses the public method.
-    """
-    if os.environ.get("PYACCEL_WGPU_DIRECT", "1") == "0":
-        return None
-    try:
-        from wgpu.backends.wgpu_native._api import GPUBindGroup, libf
-        from wgpu.backends.wgpu_native._ffi import ffi
-
-        ffi.new("WGPUBindGroupEntry[]", 1)  # the struct names this code relies on
-        ffi.new("WGPUBindGroupDescriptor *")
-        return ffi, libf.wgpuDeviceCreateBindGroup, GPUBindGroup
-    except Exception:
-        return None
+        with self.lock:
+            self._reap()
+            dst = self._fence()
+            promise = dst.map_async(self.wgpu.MapMode.READ, 0, 4)
+        try:
+            await promise
+        except BaseException as exc:
+            with self.lock:
+                self._abandoned.append(dst)
+            if isinstance(exc, Exception):
+                raise self._error(exc, "buffer.mapAsync") from exc
+            raise
+        with self.lock:
+            dst.unmap()
+            self._fences.append(dst)
 
 
 def _quiet_loader() -> None:
@@ -341,9 +446,7 @@ class WgpuBackend:
                 f"devices: {', '.join(d.uri for d in descs) or 'none'}"
             )
         if uri.scheme == "wgpu":
-            from ..registry import _API_RANK, _adapter_rank
-
-            pool = sorted(descs, key=lambda d: (_adapter_rank(d), _API_RANK.get(d.api, 2)))
+            pool = sorted(descs, key=device_rank)
         else:
             pool = [d for d in descs if d.api == uri.scheme]
         i = uri.ordinal or 0
