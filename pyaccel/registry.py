@@ -31,6 +31,7 @@ from typing import Any, Protocol
 
 from .device import Device, DeviceDescriptor
 from .errors import (
+    AsyncRequiredError,
     BackendUnavailableError,
     DeviceNotFoundError,
     InvalidDeviceURIError,
@@ -40,6 +41,11 @@ from .uri import DeviceURI
 
 ENV_VAR = "PYACCEL_DEVICE"
 ENTRY_POINT_GROUP = "pyaccel.backends"
+
+
+def _is_lost(dev: Device | None) -> bool:
+    """True for a device whose impl reports it lost (contract 3: it is reopened, not reused)."""
+    return dev is not None and bool(getattr(dev.impl, "is_lost", False))
 
 
 class Backend(Protocol):
@@ -322,7 +328,7 @@ class BackendRegistry:
         desc = self.resolve(uri)
         with self._lock:
             dev = self._devices.get(desc.uri)
-            if dev is None:
+            if dev is None or _is_lost(dev):
                 dev = self._create(desc.backend).open(desc)
                 self._devices[desc.uri] = dev
             return dev
@@ -361,6 +367,8 @@ class BackendRegistry:
         for d in self.devices():
             try:
                 return self.open(d.uri)
+            except AsyncRequiredError:  # the browser without JSPI: the caller names the twin
+                raise
             except PyaccelError as exc:
                 reasons.append(f"  {d.uri}: {exc}")
         lines = [f"  {b.name}: {b.reason}" for b in self.backends() if not b.available]
@@ -460,7 +468,7 @@ async def device_async(uri: str | DeviceURI | Device | None = None) -> Device:
         stack = getattr(_local, "stack", None)
         if stack:
             return stack[-1]
-        if _global_default[0] is not None:
+        if _global_default[0] is not None and not _is_lost(_global_default[0]):
             return _global_default[0]
         prefs = REGISTRY.preferences()
         cands: list[str] = prefs if prefs is not None else []
@@ -497,10 +505,12 @@ async def _open_async(uri: str | DeviceURI) -> Device:
     await _prepare(entry.name, u.path)
     desc = REGISTRY.resolve(u)
     dev = REGISTRY._devices.get(desc.uri)
-    if dev is None:
+    if dev is None or _is_lost(dev):
         b = REGISTRY.backend(desc.backend)
         opener = getattr(b, "open_async", None)
         dev = await opener(desc) if opener is not None else b.open(desc)
+        if _is_lost(REGISTRY._devices.get(desc.uri)):
+            REGISTRY._devices.pop(desc.uri, None)
         dev = REGISTRY._devices.setdefault(desc.uri, dev)
     return dev
 
@@ -515,8 +525,14 @@ def get_device() -> Device:
     stack = getattr(_local, "stack", None)
     if stack:
         return stack[-1]
-    if _global_default[0] is None:
-        _global_default[0] = REGISTRY.default_device()
+    if _global_default[0] is None or _is_lost(_global_default[0]):
+        try:
+            _global_default[0] = REGISTRY.default_device()
+        except AsyncRequiredError as exc:
+            raise AsyncRequiredError(
+                "pyaccel.get_device() / pyaccel.device() with no URI has to open the default "
+                "device, which has to wait here; use the async form: await pyaccel.device_async() "
+                f"(details: {exc})") from None
     return _global_default[0]
 
 

@@ -25,7 +25,7 @@ from collections import OrderedDict
 from typing import Any
 
 from ..capabilities import Capability, Limits
-from ..errors import KernelCompileError, OutOfDeviceMemoryError
+from ..errors import KernelCompileError, OutOfDeviceMemoryError, PyaccelError
 
 # WebGPU buffer usage bits (identical in wgpu-py and the JS API).
 MAP_READ, MAP_WRITE, COPY_SRC, COPY_DST, UNIFORM, STORAGE = 1, 2, 4, 8, 64, 128
@@ -54,6 +54,11 @@ class Facade:
 
     def destroy_buffer(self, buf: Any) -> None:
         raise NotImplementedError
+
+    def buffer_ok(self, buf: Any) -> bool:
+        """False for a buffer the device reported invalid after handing it out (a failed
+        creation reported late): the pool destroys it instead of reusing it."""
+        return True
 
     def write_buffer(self, buf: Any, offset: int, data: memoryview) -> None:
         """queue.writeBuffer: offset and len(data) are multiples of 4."""
@@ -197,6 +202,11 @@ class GPUDeviceImpl:
             "staging_created": 0, "flushes_for_write": 0,
         }
 
+    @property
+    def is_lost(self) -> bool:
+        """True once the facade reports the device lost (``facade.lost_reason``)."""
+        return getattr(self.f, "lost_reason", None) is not None
+
     # -- allocation -----------------------------------------------------------
     def alloc(self, nbytes: int) -> GPUBuffer:
         size = min(size_class(nbytes), max(align4(nbytes), 4, self.limits.max_buffer_size))
@@ -215,9 +225,15 @@ class GPUDeviceImpl:
                 h = free.pop()
             if h is not None:
                 self._pooled_bytes -= size
+                if not self.f.buffer_ok(h.buf):
+                    self._destroy(h)
+                    h = None
         if h is None:
             try:
                 buf = self.f.create_buffer(size, DEVICE_USAGE)
+            except PyaccelError:  # typed by the facade (DeviceLostError, ...): unchanged
+                self.trim()
+                raise
             except Exception as exc:  # driver OOM
                 self.trim()
                 raise OutOfDeviceMemoryError(
@@ -250,9 +266,11 @@ class GPUDeviceImpl:
         if free:
             self._pooled_bytes -= size
             h = free.pop()
-            self.stats["live_buffers"] += 1
-            self.stats["live_bytes"] += size
-            return h
+            if self.f.buffer_ok(h.buf):
+                self.stats["live_buffers"] += 1
+                self.stats["live_bytes"] += size
+                return h
+            self._destroy(h)
         return self.alloc(nbytes)
 
     def release(self, h: GPUBuffer, nbytes: int) -> None:
