@@ -504,6 +504,25 @@ class JsFacade(Facade):
             wgsl, info, scope, pipe = self._unchecked.pop(0)
             self._verdict(wgsl, run_sync(info), run_sync(scope), pipe)
 
+    def _compile_checks_sync(self) -> None:
+        """The no-JSPI compilation checks at a sync point; on a KernelCompileError the GPU
+        errors of the batch (its consequences: invalid bind groups, a failed submit) are
+        settled and dropped with it, so they do not fail a later, unrelated read."""
+        try:
+            self._check_pending_sync()
+        except KernelCompileError:
+            upto = self._seq
+            self._settled(upto, self.ffi.run_sync(self._h_check(self._st)))
+            raise
+
+    async def _compile_checks_async(self) -> None:
+        try:
+            await self.check_pending_async()
+        except KernelCompileError:
+            upto = self._seq
+            self._settled(upto, await self._h_check(self._st))
+            raise
+
     def _usable(self, pipeline: Any) -> None:
         if self._bad:
             err = self._bad.get(id(pipeline))
@@ -582,7 +601,7 @@ class JsFacade(Facade):
 
     def map_read(self, buf: Any, offset: int, n: int, out: memoryview | None = None) -> Any:
         if self._unchecked and can_wait():
-            self._check_pending_sync()
+            self._compile_checks_sync()
         if not can_wait():
             # checked before mapAsync: a pending map would leave the staging buffer unusable
             raise async_required(READ_TWINS)
@@ -601,7 +620,7 @@ class JsFacade(Facade):
 
     async def map_read_async(self, buf: Any, offset: int, n: int, out: memoryview | None = None) -> Any:
         if self._unchecked:
-            await self.check_pending_async()
+            await self._compile_checks_async()
         self._check()
         self.calls += 1
         try:
@@ -616,7 +635,7 @@ class JsFacade(Facade):
 
     def wait_idle(self) -> None:
         if self._unchecked and can_wait():
-            self._check_pending_sync()
+            self._compile_checks_sync()
         self._check()
         if not can_wait():  # before creating the promise: it would consume the pending checks
             raise async_required("await device.synchronize_async()")
@@ -629,7 +648,7 @@ class JsFacade(Facade):
 
     async def wait_idle_async(self) -> None:
         if self._unchecked:
-            await self.check_pending_async()
+            await self._compile_checks_async()
         self._check()
         self.calls += 1
         upto = self._seq
