@@ -392,7 +392,7 @@ class GPUDeviceImpl:
         return self.f.create_buffer(size, STAGING_USAGE)
 
     def _staging_put(self, size: int, buf: Any) -> None:
-        if self._staging_bytes + size > STAGING_POOL_LIMIT_BYTES:
+        if self._staging_bytes + size > STAGING_POOL_LIMIT_BYTES or not self.f.buffer_ok(buf):
             self.f.destroy_buffer(buf)
             return
         self._staging.setdefault(size, []).append(buf)

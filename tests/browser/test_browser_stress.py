@@ -170,6 +170,7 @@ def test_rejected_buffer_creation_raises_instead_of_returning_data(pyodide_page,
     small allocation is checked at the next sync point: the read raises, typed."""
     x = rng.standard_normal(3001).astype(np.float32)  # 12004 bytes: the 12288-byte class
     good = rng.standard_normal(100).astype(np.float32)
+    x2 = rng.standard_normal(3001).astype(np.float32)
     got = pyodide_page.run_py(f"""
 import pyaccel, js
 from pyodide.code import run_js
@@ -201,9 +202,13 @@ finally:
     del jsdev.createBuffer            # back to the prototype's method
 out.append(patch.hits)
 out.append(bytes(g * 2.0))             # the other array and the device are fine
+del y                                  # its invalid buffer goes back to the pool...
+z = {f32(x2)}                          # ... which must not hand it out again
+out.append(bytes(z + 0.0))
+out.append(bytes(z))
 out
 """)
-    *reads, hits, other = got
+    *reads, hits, other, z_op, z_raw = got
     assert hits >= 1, "the patched createBuffer was never called: the test did not test anything"
     what, kind, msg = reads[0]
     assert kind == "OutOfDeviceMemoryError", f"read returned data ({len(msg)} bytes) instead of raising"
@@ -211,6 +216,8 @@ out
     assert reads[1][1] != "ok", "a read of the invalid buffer returned data"
     assert reads[1][1] in ("WebGPUError", "OutOfDeviceMemoryError"), reads[1]
     assert_allclose_dtype(np.frombuffer(other, np.float32), good * np.float32(2), "float32")
+    assert z_raw == x2.tobytes(), "a new array of the failed size class read wrong bytes"
+    assert_allclose_dtype(np.frombuffer(z_op, np.float32), x2, "float32", what="op on the same size class")
     usable(pyodide_page.run_py, rng)
 
 
