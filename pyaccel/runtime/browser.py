@@ -377,25 +377,6 @@ class JsFacade(Facade):
             return self._lost_error()
         return None
 
-    def check_errors(self) -> None:
-        """Wait for the pending GPU error checks (JSPI) and raise the first error they found."""
-        if can_wait():
-            self.calls += 1
-            upto = self._seq
-            err = self.ffi.run_sync(self._h_check(self._st))
-            self._settled(upto, err)
-            if err:
-                raise self._error(err)
-
-    async def check_errors_async(self) -> None:
-        """Async twin of :meth:`check_errors` (works without JSPI)."""
-        self.calls += 1
-        upto = self._seq
-        err = await self._h_check(self._st)
-        self._settled(upto, err)
-        if err:
-            raise self._error(err)
-
     def create_buffer(self, size: int, usage: int) -> Any:
         self._check()
         self.calls += 1
