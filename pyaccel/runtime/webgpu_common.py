@@ -463,8 +463,11 @@ class GPUDeviceImpl:
         """A device buffer holding ``data`` (small parameter blocks, cached by content)."""
         h = self._uniforms.get(data)
         if h is not None:
-            self._uniforms.move_to_end(data)
-            return h
+            if self.f.buffer_ok(h.buf):
+                self._uniforms.move_to_end(data)
+                return h
+            del self._uniforms[data]  # its creation failed late: the pool destroys it
+            self.release(h, h.size)
         h = self.alloc(len(data))
         self.write(h, 0, memoryview(data + b"\0" * (align4(len(data)) - len(data))))
         self._uniforms[data] = h

@@ -221,6 +221,51 @@ out
     usable(pyodide_page.run_py, rng)
 
 
+def test_failed_small_allocation_inside_an_op_does_not_break_that_op(pyodide_page, rng):
+    """The first small buffer an op creates (its parameter block) is rejected by the
+    browser: the read raises, and the same op with the same parameters works afterwards
+    (a cached parameter block whose creation failed must not be reused)."""
+    x = rng.standard_normal(1000).astype(np.float32)
+    a, b = float(rng.uniform(2, 3)), float(rng.uniform(-1, 1))
+    got = pyodide_page.run_py(f"""
+import pyaccel
+from pyodide.code import run_js
+dev = pyaccel.device('webgpu')
+x = {f32(x)}
+bytes(x)
+dev.impl.trim()                      # nothing pooled: the op creates its small buffers
+patch = run_js('''(dev) => {{
+  const orig = dev.createBuffer;
+  const st = {{hits: 0}};
+  dev.createBuffer = function (d) {{
+    if (d.size < 4096 && st.hits === 0) {{
+      st.hits += 1;
+      d = {{size: dev.limits.maxBufferSize + 4, usage: d.usage}};
+    }}
+    return orig.call(this, d);
+  }};
+  return st;
+}}''')(dev.impl.f.device)
+out = []
+try:
+    for attempt in range(3):
+        try:
+            out.append(['ok', bytes(x * {a!r} + {b!r})])
+        except pyaccel.PyaccelError as e:
+            out.append([type(e).__name__, str(e)])
+finally:
+    del dev.impl.f.device.createBuffer
+[patch.hits, out]
+""")
+    hits, out = got
+    assert hits == 1
+    assert out[0][0] == "OutOfDeviceMemoryError", out[0]
+    expect = x * np.float32(a) + np.float32(b)
+    for kind, value in out[1:]:
+        assert kind == "ok", f"the op keeps failing after one failed allocation: {value}"
+        assert_allclose_dtype(np.frombuffer(value, np.float32), expect, "float32", what="the op again")
+
+
 def test_failed_copy_never_returns_the_staging_buffers_old_bytes(pyodide_page, rng):
     """A read whose copy fails (its source buffer was destroyed in JS) must raise: the
     pooled staging buffer it would map still holds the previous read's bytes."""
