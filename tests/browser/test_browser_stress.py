@@ -8,7 +8,8 @@ concurrency and pages without JSPI.
 * forced failures: a buffer creation that the browser rejects (the JS ``createBuffer``
   patched to ask for more than the limit, so the error arrives through an error scope), and
   a copy out of a buffer destroyed behind pyaccel's back (a failed submit) must raise
-  instead of returning a reused staging buffer's old contents;
+  instead of returning a reused staging buffer's old contents; the failed buffers must not
+  come back from the pools (a new array of that size, the same op again, work);
 * ``GPUDevice.destroy()`` from JS: the first read raises ``DeviceLostError``, allocations on
   the lost device too (not ``OutOfDeviceMemoryError``), and ``pyaccel.device('webgpu')`` /
   ``await pyaccel.device_async('webgpu')`` open a fresh, working device;
