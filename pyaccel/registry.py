@@ -34,6 +34,7 @@ from typing import Any, Protocol
 
 from .device import Device, DeviceDescriptor
 from .errors import (
+    AsyncRequiredError,
     BackendUnavailableError,
     DeviceNotFoundError,
     InvalidDeviceURIError,
@@ -44,6 +45,11 @@ from .uri import DeviceURI
 
 ENV_VAR = "PYACCEL_DEVICE"
 ENTRY_POINT_GROUP = "pyaccel.backends"
+
+
+def _is_lost(dev: Device | None) -> bool:
+    """True for a device whose impl reports it lost (contract 3: it is reopened, not reused)."""
+    return dev is not None and bool(getattr(dev.impl, "is_lost", False))
 
 
 class Backend(Protocol):
@@ -363,6 +369,8 @@ class BackendRegistry:
         for d in self.devices():
             try:
                 return self.open(d.uri)
+            except AsyncRequiredError:  # the browser without JSPI: the caller names the twin
+                raise
             except PyaccelError as exc:
                 reasons.append(f"  {d.uri}: {exc}")
         lines = [f"  {b.name}: {b.reason}" for b in self.backends() if not b.available]
@@ -462,7 +470,7 @@ async def device_async(uri: str | DeviceURI | Device | None = None) -> Device:
         stack = getattr(_local, "stack", None)
         if stack:
             return stack[-1]
-        if _global_default[0] is not None:
+        if _global_default[0] is not None and not _is_lost(_global_default[0]):
             return _global_default[0]
         prefs = REGISTRY.preferences()
         cands: list[str] = prefs if prefs is not None else []
@@ -520,7 +528,13 @@ def get_device() -> Device:
     if _global_default[0] is not None and _global_default[0].is_lost:
         _global_default[0] = REGISTRY.open(_global_default[0].uri)  # a fresh device
     if _global_default[0] is None:
-        _global_default[0] = REGISTRY.default_device()
+        try:
+            _global_default[0] = REGISTRY.default_device()
+        except AsyncRequiredError as exc:
+            raise AsyncRequiredError(
+                "pyaccel.get_device() / pyaccel.device() with no URI has to open the default "
+                "device, which has to wait here; use the async form: await pyaccel.device_async() "
+                f"(details: {exc})") from None
     return _global_default[0]
 
 

@@ -22,8 +22,11 @@ from ..device import Device, DeviceDescriptor
 from ..errors import (
     AsyncRequiredError,
     BackendUnavailableError,
+    DeviceLostError,
     DeviceNotFoundError,
     KernelCompileError,
+    OutOfDeviceMemoryError,
+    PyaccelError,
 )
 from ..uri import DeviceURI
 from .webgpu_common import Facade, GPUDeviceImpl, compile_error
@@ -41,6 +44,26 @@ REQUESTED_LIMITS = LIMIT_NAMES[:10]
 PATHS = {"high-performance": "high-performance", "low-power": "low-power"}
 READ_TWINS = ("await buf.read_async() (buffers), await x.tolist_async() / x.tobytes_async() / "
               "x.to_numpy_async() (arrays), await kernel.call_async(...) (kernels with host outputs)")
+
+
+# With JSPI, buffer creations at least this large are checked at once (one wait each), so an
+# allocation the browser cannot make raises OutOfDeviceMemoryError where it happens; smaller
+# ones (and all without JSPI) are checked at the next sync point.
+CHECK_ALLOC_NOW_BYTES = 1 << 20
+
+
+class WebGPUError(PyaccelError, RuntimeError):
+    """The browser's WebGPU reported a validation or internal error for work pyaccel sent.
+
+    ``kind`` is the WebGPU error type (``"validation"``, ``"internal"``, ...), ``what`` the
+    operation it came from. Raised at the next sync point (a read, ``synchronize``) instead
+    of returning data, since the failed work wrote nothing.
+    """
+
+    def __init__(self, message: str, *, kind: str = "", what: str = "") -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.what = what
 
 
 def in_pyodide() -> bool:
@@ -77,25 +100,142 @@ def wait(promise: Any, twin: str) -> Any:
 # JS helpers (one per hot path), compiled once per page: each turns several JS calls into one
 # crossing of the Python/JS boundary. ``writeFrom`` / ``readInto`` take a PyProxy of a Python
 # buffer and use a view of the WebAssembly heap (``getBuffer``), so data is copied once.
+#
+# GPU errors: WebGPU reports them asynchronously (an invalid buffer or command buffer is
+# returned, the error comes later). ``state(device)`` keeps, per device, the promises of the
+# error scopes pushed around every buffer creation and every submit (``checks``), the errors
+# they and the device's ``uncapturederror`` event reported (``errors``) and the loss
+# (``lost``). Every sync point (``mapRead``, ``idle``) first waits for the pending checks and
+# returns the first error instead of data, so a read never returns a staging buffer's old
+# bytes after a failed copy.
 _JS_HELPERS = """
-({
-  dispatch(pass, pipe, group, x, y, z) {
-    if (pipe) pass.setPipeline(pipe);
-    if (group) pass.setBindGroup(0, group);
-    pass.dispatchWorkgroups(x, y, z);
-  },
-  submit(queue, enc) { queue.submit([enc.finish()]); },
-  writeFrom(queue, buf, offset, proxy) {
-    const v = proxy.getBuffer("u8");
-    try { queue.writeBuffer(buf, offset, v.data); } finally { v.release(); }
-  },
-  readInto(buf, offset, n, proxy) {
-    const v = proxy.getBuffer("u8");
-    try { v.data.set(new Uint8Array(buf.getMappedRange(offset, n))); }
-    finally { v.release(); buf.unmap(); }
-  },
-  readBytes(buf, offset, n) { return new Uint8Array(buf.getMappedRange(offset, n)); },
-})
+(() => {
+  const kindOf = (e) => {
+    if (typeof GPUOutOfMemoryError !== "undefined" && e instanceof GPUOutOfMemoryError) return "out-of-memory";
+    if (typeof GPUValidationError !== "undefined" && e instanceof GPUValidationError) return "validation";
+    if (typeof GPUInternalError !== "undefined" && e instanceof GPUInternalError) return "internal";
+    return String(e?.constructor?.name ?? "error");
+  };
+  const record = (st, e, what) => {
+    if (st.errors.length < 64) st.errors.push({kind: kindOf(e), message: String(e?.message ?? e), what});
+    else st.dropped += 1;
+  };
+  const watch = (st, scopes, what, seq = -1) => {
+    const c = Promise.all(scopes).then(
+      (errs) => {
+        for (const e of errs) if (e) { record(st, e, what); if (seq >= 0) st.bad.push(seq); break; }
+      },
+      (e) => { if (st.lost === null) record(st, e, what); });
+    st.checks.push(c);
+    if (st.checks.length > 256) st.checks = [Promise.all(st.checks)];
+  };
+  const take = (st, mapErr) => {
+    if (st.lost !== null) return {kind: "lost", message: st.lost, what: "", count: 0};
+    if (st.errors.length) {
+      const errs = st.errors;
+      st.errors = [];
+      const first = errs.find((e) => e.kind === "out-of-memory" || e.what.startsWith("allocating")) ?? errs[0];
+      const count = errs.length - 1 + st.dropped;
+      const bad = st.bad;
+      st.dropped = 0;
+      st.bad = [];
+      return {...first, count, bad};
+    }
+    if (mapErr) {
+      const lost = mapErr.name === "AbortError" || /lost|destroyed/i.test(String(mapErr.message));
+      return {kind: lost ? "lost" : "map", message: `${mapErr.name}: ${mapErr.message}`, what: "mapping a staging buffer", count: 0};
+    }
+    return null;
+  };
+  const settle = async (st) => {
+    while (st.checks.length) { const c = st.checks; st.checks = []; await Promise.all(c); }
+  };
+  return {
+    state(device) {
+      const st = {checks: [], errors: [], dropped: 0, lost: null, bad: []};
+      device.addEventListener("uncapturederror", (ev) => record(st, ev.error, "uncaptured"));
+      device.lost.then((info) => { st.lost = `${info.reason}: ${info.message}`; });
+      return st;
+    },
+    createBuffer(st, device, size, usage, now, seq) {
+      device.pushErrorScope("out-of-memory");
+      device.pushErrorScope("validation");
+      const buf = device.createBuffer({size, usage});
+      const scopes = [device.popErrorScope(), device.popErrorScope()];
+      const what = `allocating ${size} bytes`;
+      if (!now) { watch(st, scopes, what, seq); return buf; }
+      return Promise.all(scopes).then((errs) => {
+        const e = errs.find((x) => x);
+        return e ? {buf, error: {kind: kindOf(e), message: String(e.message), what, count: 0}} : {buf, error: null};
+      }, (e) => ({buf, error: {kind: st.lost !== null ? "lost" : "internal", message: String(st.lost ?? e?.message ?? e), what, count: 0}}));
+    },
+    dispatch(pass, pipe, group, x, y, z) {
+      if (pipe) pass.setPipeline(pipe);
+      if (group) pass.setBindGroup(0, group);
+      pass.dispatchWorkgroups(x, y, z);
+    },
+    submit(st, device, queue, enc) {
+      device.pushErrorScope("internal");
+      device.pushErrorScope("out-of-memory");
+      device.pushErrorScope("validation");
+      let thrown = null;
+      try { queue.submit([enc.finish()]); } catch (e) { thrown = e; }
+      watch(st, [device.popErrorScope(), device.popErrorScope(), device.popErrorScope()],
+            "a submitted batch of GPU work");
+      if (thrown) throw thrown;
+    },
+    write(st, device, queue, buf, offset, data) {
+      device.pushErrorScope("validation");
+      queue.writeBuffer(buf, offset, data);
+      watch(st, [device.popErrorScope()], `writing ${data.byteLength} bytes to a buffer`);
+    },
+    writeFrom(st, device, queue, buf, offset, proxy) {
+      const v = proxy.getBuffer("u8");
+      device.pushErrorScope("validation");
+      try { queue.writeBuffer(buf, offset, v.data); } finally {
+        v.release();
+        watch(st, [device.popErrorScope()], `writing ${v.data.byteLength} bytes to a buffer`);
+      }
+    },
+    bindGroup(st, device, pipe, entries) {
+      device.pushErrorScope("validation");
+      const group = device.createBindGroup({layout: pipe.getBindGroupLayout(0), entries});
+      watch(st, [device.popErrorScope()], "creating a bind group");
+      return group;
+    },
+    shaderModule(device, code) {
+      // its compile errors are read from getCompilationInfo(); the scope keeps them from
+      // also arriving as uncaptured errors at a later, unrelated sync point
+      device.pushErrorScope("validation");
+      const module = device.createShaderModule({code});
+      device.popErrorScope().catch(() => null);
+      return module;
+    },
+    async mapRead(st, buf, mode, offset, n) {
+      const checks = st.checks;
+      st.checks = [];
+      let mapErr = null;
+      await Promise.all([...checks, buf.mapAsync(mode, offset, n).catch((e) => { mapErr = e; })]);
+      await settle(st);
+      const err = take(st, mapErr);
+      if (err && !mapErr) buf.unmap();
+      return err;
+    },
+    async idle(st, queue) {
+      let err = null;
+      try { await queue.onSubmittedWorkDone(); } catch (e) { err = e; }
+      await settle(st);
+      return take(st, err);
+    },
+    async check(st) { await settle(st); return take(st, null); },
+    readInto(buf, offset, n, proxy) {
+      const v = proxy.getBuffer("u8");
+      try { v.data.set(new Uint8Array(buf.getMappedRange(offset, n))); }
+      finally { v.release(); buf.unmap(); }
+    },
+    readBytes(buf, offset, n) { return new Uint8Array(buf.getMappedRange(offset, n)); },
+  };
+})()
 """
 _helpers: Any = None
 # Transfers at least this large go through a heap view (one copy) instead of to_js (two).
@@ -133,16 +273,29 @@ class JsFacade(Facade):
         self.queue = device.queue
         self.runtime_version = runtime_version
         self.calls = 0
-        self.lost: str | None = None
+        # contract 3: None while the device is alive, then why it was lost
+        self.lost_reason: str | None = None
         self._obj = js.Object.fromEntries
         h = _js_helpers()
+        self._st = h.state(device)  # pending error-scope checks, recorded errors, loss
+        # buffers created without an immediate check, by sequence number, until a sync point
+        # has settled their check; ids of those the device reported invalid (never reused)
+        self._seq = 0
+        self._unverified: dict[int, Any] = {}
+        self._invalid: dict[int, Any] = {}  # id -> buffer (kept alive so the id stays unique)
+        self._h_create_buffer = h.createBuffer
+        self._h_map_read = h.mapRead
+        self._h_idle = h.idle
+        self._h_check = h.check
         # bound JS functions, looked up once (an attribute lookup costs as much as a call)
         self._h_dispatch = h.dispatch
         self._h_submit = h.submit
         self._h_write_from = h.writeFrom
+        self._h_write = h.write
+        self._h_bind_group = h.bindGroup
+        self._h_shader_module = h.shaderModule
         self._h_read_into = h.readInto
         self._h_read_bytes = h.readBytes
-        self._write_buffer = self.queue.writeBuffer
         self._create_encoder = device.createCommandEncoder
         self._map_read_mode = js.GPUMapMode.READ
         self._create_proxy = self.ffi.create_proxy
@@ -158,20 +311,100 @@ class JsFacade(Facade):
     def _o(self, d: dict) -> Any:
         return self.ffi.to_js(d, dict_converter=self._obj)
 
-    def _check(self) -> None:
-        if self.lost is not None:
-            from ..errors import DeviceLostError
+    def _lost_error(self) -> DeviceLostError:
+        return DeviceLostError(
+            f"the WebGPU device was lost ({self.lost_reason}); its arrays and buffers are gone. "
+            "Open a fresh device with pyaccel.device('webgpu') (JSPI) or "
+            "await pyaccel.device_async('webgpu') and create the data again (reload the page "
+            "if that fails too)")
 
-            raise DeviceLostError(f"the WebGPU device was lost ({self.lost}); open it again with "
-                                  "pyaccel.device_async('webgpu') after reloading the page")
+    def _check(self) -> None:
+        if self.lost_reason is not None:
+            raise self._lost_error()
+
+    def mark_lost(self, reason: str) -> None:
+        """Record the loss (the ``device.lost`` promise, or a failure that says so)."""
+        if self.lost_reason is None:
+            self.lost_reason = reason or "the device was destroyed"
+
+    def buffer_ok(self, buf: Any) -> bool:
+        return not self._invalid or id(buf) not in self._invalid
+
+    def _settled(self, upto: int, err: Any) -> None:
+        """After a sync point: the checks of buffers created before ``upto`` are settled;
+        those the device reported invalid are remembered (the pool drops them)."""
+        if err and getattr(err, "bad", None):
+            for seq in err.bad:
+                buf = self._unverified.get(int(seq))
+                if buf is not None:
+                    self._invalid[id(buf)] = buf
+        un = self._unverified
+        while un:
+            seq = next(iter(un))
+            if seq >= upto:
+                break
+            del un[seq]
+
+    def _error(self, err: Any, deferred: bool = True) -> PyaccelError:
+        """The typed pyaccel error for a GPU error record of the JS helpers (``deferred``:
+        found at a sync point, after more work may have been recorded)."""
+        kind = str(err.kind)
+        message = str(err.message)
+        what = str(err.what or "")
+        count = int(err.count or 0)
+        if kind == "lost":
+            self.mark_lost(message)
+            return self._lost_error()
+        message = message.strip()
+        more = f" (and {count} more GPU error(s) since the last sync point)" if count else ""
+        after = ("Nothing was read: work recorded in the same batch did not run, so arrays "
+                 "computed since the last successful read may hold wrong values; recompute them. "
+                 "The device is still usable." if deferred else
+                 "Nothing was allocated; the device is still usable.")
+        if kind == "out-of-memory" or what.startswith("allocating"):
+            return OutOfDeviceMemoryError(
+                f"the browser's WebGPU could not allocate ({what or kind}): {kind} error: {message}"
+                f"{more}. Free arrays you no longer need (del / .free()) or use smaller data. {after}")
+        return WebGPUError(
+            f"the browser's WebGPU reported a {kind} error in {what or 'recorded work'}: {message}"
+            f"{more}. {after}", kind=kind, what=what)
+
+    def _js_failure(self, exc: BaseException) -> PyaccelError | None:
+        """A typed error for a JS exception (AbortError / a lost device), or None."""
+        text = str(exc)
+        if self.lost_reason is not None or "AbortError" in text or "lost" in text.lower():
+            self.mark_lost(text)
+            return self._lost_error()
+        return None
 
     def create_buffer(self, size: int, usage: int) -> Any:
         self._check()
         self.calls += 1
-        return self.device.createBuffer(self._o({"size": size, "usage": usage}))
+        if size >= CHECK_ALLOC_NOW_BYTES and can_wait():
+            try:
+                res = self.ffi.run_sync(self._h_create_buffer(self._st, self.device, size, usage, True, -1))
+            except Exception as exc:
+                raise self._js_failure(exc) or OutOfDeviceMemoryError(
+                    f"allocating {size} bytes failed on the device: {exc}") from None
+            err = res.error
+            if err:
+                res.buf.destroy()
+                raise self._error(err, deferred=False)
+            return res.buf
+        try:
+            seq = self._seq
+            buf = self._h_create_buffer(self._st, self.device, size, usage, False, seq)
+            self._seq = seq + 1
+            self._unverified[seq] = buf
+            return buf
+        except Exception as exc:  # a synchronous JS exception (RangeError, TypeError, ...)
+            raise self._js_failure(exc) or OutOfDeviceMemoryError(
+                f"allocating {size} bytes failed on the device: {exc}") from None
 
     def destroy_buffer(self, buf: Any) -> None:
         self.calls += 1
+        if self._invalid:
+            self._invalid.pop(id(buf), None)
         buf.destroy()
 
     def write_buffer(self, buf: Any, offset: int, data: memoryview) -> None:
@@ -180,11 +413,12 @@ class JsFacade(Facade):
         data = _byte_view(data)
         if data.nbytes < ZERO_COPY_MIN_BYTES:
             # to_js copies into a fresh Uint8Array; cheaper than a proxy for small blocks
-            self._write_buffer(buf, offset, self._to_js(data))
+            self._h_write(self._st, self.device, self.queue, buf, offset, self._to_js(data))
             return
         proxy = self._create_proxy(data)
         try:
-            self._h_write_from(self.queue, buf, offset, proxy)  # writeBuffer from a heap view
+            # writeBuffer from a heap view (inside a validation error scope)
+            self._h_write_from(self._st, self.device, self.queue, buf, offset, proxy)
         finally:
             proxy.destroy()
 
@@ -199,7 +433,7 @@ class JsFacade(Facade):
 
     def create_pipeline(self, wgsl: str, entry: str, constants: dict[str, float]) -> Any:
         self._check()
-        module = self.device.createShaderModule(self._o({"code": wgsl}))
+        module = self._h_shader_module(self.device, wgsl)
         self.calls += 1
         ffi = self.ffi
         jspi = can_wait()
@@ -251,6 +485,25 @@ class JsFacade(Facade):
             wgsl, info, scope, pipe = self._unchecked.pop(0)
             self._verdict(wgsl, run_sync(info), run_sync(scope), pipe)
 
+    def _compile_checks_sync(self) -> None:
+        """The no-JSPI compilation checks at a sync point; on a KernelCompileError the GPU
+        errors of the batch (its consequences: invalid bind groups, a failed submit) are
+        settled and dropped with it, so they do not fail a later, unrelated read."""
+        try:
+            self._check_pending_sync()
+        except KernelCompileError:
+            upto = self._seq
+            self._settled(upto, self.ffi.run_sync(self._h_check(self._st)))
+            raise
+
+    async def _compile_checks_async(self) -> None:
+        try:
+            await self.check_pending_async()
+        except KernelCompileError:
+            upto = self._seq
+            self._settled(upto, await self._h_check(self._st))
+            raise
+
     def _usable(self, pipeline: Any) -> None:
         if self._bad:
             err = self._bad.get(id(pipeline))
@@ -260,11 +513,9 @@ class JsFacade(Facade):
     def create_bind_group(self, pipeline: Any, entries: list[tuple[int, Any, int, int]]) -> Any:
         self._usable(pipeline)
         self.calls += 2
-        return self.device.createBindGroup(self._o({
-            "layout": pipeline.getBindGroupLayout(0),
-            "entries": [{"binding": b, "resource": {"buffer": buf, "offset": o, "size": s}}
-                        for b, buf, o, s in entries],
-        }))
+        return self._h_bind_group(self._st, self.device, pipeline, self.ffi.to_js(
+            [{"binding": b, "resource": {"buffer": buf, "offset": o, "size": s}}
+             for b, buf, o, s in entries], dict_converter=self._obj))
 
     # -- commands -----------------------------------------------------------------------
     def create_encoder(self) -> Any:
@@ -305,7 +556,11 @@ class JsFacade(Facade):
     def submit(self, encoder: Any) -> None:
         self._check()
         self.calls += 1
-        self._h_submit(self.queue, encoder)
+        try:
+            self._h_submit(self._st, self.device, self.queue, encoder)  # inside error scopes
+        except Exception as exc:
+            raise self._js_failure(exc) or WebGPUError(
+                f"submitting GPU work failed: {exc}", kind="submit", what="queue.submit") from None
 
     # -- reads --------------------------------------------------------------------------
     def _copy_out(self, buf: Any, offset: int, n: int, out: memoryview | None) -> Any:
@@ -327,32 +582,61 @@ class JsFacade(Facade):
 
     def map_read(self, buf: Any, offset: int, n: int, out: memoryview | None = None) -> Any:
         if self._unchecked and can_wait():
-            self._check_pending_sync()
+            self._compile_checks_sync()
         if not can_wait():
             # checked before mapAsync: a pending map would leave the staging buffer unusable
             raise async_required(READ_TWINS)
+        self._check()
         self.calls += 1
-        self.ffi.run_sync(buf.mapAsync(self._map_read_mode, offset, n))
+        try:
+            # waits for the map *and* the pending error checks; an error means no data
+            upto = self._seq
+            err = self.ffi.run_sync(self._h_map_read(self._st, buf, self._map_read_mode, offset, n))
+        except Exception as exc:
+            raise self._js_failure(exc) or WebGPUError(f"reading back failed: {exc}", kind="map") from None
+        self._settled(upto, err)
+        if err:
+            raise self._error(err)
         return self._copy_out(buf, offset, n, out)
 
     async def map_read_async(self, buf: Any, offset: int, n: int, out: memoryview | None = None) -> Any:
         if self._unchecked:
-            await self.check_pending_async()
+            await self._compile_checks_async()
+        self._check()
         self.calls += 1
-        await buf.mapAsync(self._map_read_mode, offset, n)
+        try:
+            upto = self._seq
+            err = await self._h_map_read(self._st, buf, self._map_read_mode, offset, n)
+        except Exception as exc:
+            raise self._js_failure(exc) or WebGPUError(f"reading back failed: {exc}", kind="map") from None
+        self._settled(upto, err)
+        if err:
+            raise self._error(err)
         return self._copy_out(buf, offset, n, out)
 
     def wait_idle(self) -> None:
         if self._unchecked and can_wait():
-            self._check_pending_sync()
+            self._compile_checks_sync()
+        self._check()
+        if not can_wait():  # before creating the promise: it would consume the pending checks
+            raise async_required("await device.synchronize_async()")
         self.calls += 1
-        wait(self.queue.onSubmittedWorkDone(), "await device.synchronize_async()")
+        upto = self._seq
+        err = self.ffi.run_sync(self._h_idle(self._st, self.queue))
+        self._settled(upto, err)
+        if err:
+            raise self._error(err)
 
     async def wait_idle_async(self) -> None:
         if self._unchecked:
-            await self.check_pending_async()
+            await self._compile_checks_async()
+        self._check()
         self.calls += 1
-        await self.queue.onSubmittedWorkDone()
+        upto = self._seq
+        err = await self._h_idle(self._st, self.queue)
+        self._settled(upto, err)
+        if err:
+            raise self._error(err)
 
 
 class BrowserDeviceImpl(GPUDeviceImpl):
@@ -516,7 +800,7 @@ class BrowserBackend:
             from pyodide.ffi import create_once_callable
 
             def _lost(info: Any) -> None:
-                facade.lost = f"{getattr(info, 'reason', '')}: {getattr(info, 'message', '')}"
+                facade.mark_lost(f"{getattr(info, 'reason', '')}: {getattr(info, 'message', '')}")
 
             dev.lost.then(create_once_callable(_lost))
         except Exception:

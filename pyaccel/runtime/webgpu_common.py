@@ -67,6 +67,11 @@ class Facade:
     def destroy_buffer(self, buf: Any) -> None:
         raise NotImplementedError
 
+    def buffer_ok(self, buf: Any) -> bool:
+        """False for a buffer the device reported invalid after handing it out (a failed
+        creation reported late): the pool destroys it instead of reusing it."""
+        return True
+
     def write_buffer(self, buf: Any, offset: int, data: memoryview) -> None:
         """queue.writeBuffer: offset and len(data) are multiples of 4."""
         raise NotImplementedError
@@ -305,6 +310,9 @@ class GPUDeviceImpl:
                 h = free.pop()
             if h is not None:
                 self._pooled_bytes -= size
+                if not self.f.buffer_ok(h.buf):
+                    self._destroy(h)
+                    h = None
         if h is None:
             buf = self._create(nbytes, size)
             h = GPUBuffer(buf, size)
@@ -340,9 +348,11 @@ class GPUDeviceImpl:
         if free:
             self._pooled_bytes -= size
             h = free.pop()
-            self.stats["live_buffers"] += 1
-            self.stats["live_bytes"] += size
-            return h
+            if self.f.buffer_ok(h.buf):
+                self.stats["live_buffers"] += 1
+                self.stats["live_bytes"] += size
+                return h
+            self._destroy(h)
         return self._alloc(nbytes)
 
     def release(self, h: GPUBuffer, nbytes: int) -> None:
@@ -517,7 +527,7 @@ class GPUDeviceImpl:
         return self.f.create_buffer(size, STAGING_USAGE)
 
     def _staging_put(self, size: int, buf: Any) -> None:
-        if self._staging_bytes + size > STAGING_POOL_LIMIT_BYTES:
+        if self._staging_bytes + size > STAGING_POOL_LIMIT_BYTES or not self.f.buffer_ok(buf):
             self.f.destroy_buffer(buf)
             return
         self._staging.setdefault(size, []).append(buf)
@@ -629,8 +639,11 @@ class GPUDeviceImpl:
     def _uniform(self, data: bytes) -> GPUBuffer:
         h = self._uniforms.get(data)
         if h is not None:
-            self._uniforms.move_to_end(data)
-            return h
+            if self.f.buffer_ok(h.buf):
+                self._uniforms.move_to_end(data)
+                return h
+            del self._uniforms[data]  # its creation failed late: the pool destroys it
+            self._release(h)
         h = self._alloc(len(data))
         self.write(h, 0, memoryview(data + b"\0" * (align4(len(data)) - len(data))))
         self._uniforms[data] = h
