@@ -170,7 +170,7 @@ print("OK", flush=True)
 
 
 def test_synchronize_and_read_timeouts(gpu_device) -> None:
-    """``synchronize(timeout=0.001)`` / ``Buffer.read(timeout=0.001)`` on a ~4 s job raise
+    """``synchronize(timeout=0.001)`` / ``Buffer.read(timeout=0.001)`` on a ~3 s job raise
     DeviceTimeoutError promptly; the job then completes correctly."""
-    proc = run_script(TIMEOUT_CHILD, gpu_device.uri, str(budget(4)), timeout=180)
+    proc = run_script(TIMEOUT_CHILD, gpu_device.uri, str(budget(3)), timeout=180)
     assert proc.returncode == 0 and "OK" in proc.stdout, describe(proc)
