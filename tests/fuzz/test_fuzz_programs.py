@@ -7,7 +7,10 @@ and dtypes (bool, int8-32, uint8-32, float32; float16 where the device has
 64-bit types). Steps: elementwise unary and binary functions (with broadcasting), operators
 with Python scalars, reductions with ``axis``/``keepdims``, slicing, integer and boolean
 indexing, in-place updates (``x[idx] = v``, ``x += y``), ``where``, ``concat``/``stack``,
-``reshape``/``permute_dims``, ``astype``, ``matmul``, ``sort`` and ``cumulative_sum``.
+``reshape``/``permute_dims``/``flip``/``roll``/``take``/``squeeze``/``expand_dims``,
+``astype``, ``clip``, shifts, ``matmul``, ``sort``/``argsort``, ``cumulative_sum``,
+``nonzero``, ``unique_values``, ``count_nonzero``, ``nn.softmax``/``nn.logsumexp`` and
+creation (``arange``, ``linspace``, ``eye``, ``full``).
 
 Each step runs on the device and on NumPy (the oracle) and is compared at once:
 
@@ -363,6 +366,8 @@ class Program:
                            f"{type(e_dev).__name__}: {e_dev}\n  (NumPy: {e_np!r})")
         if e_np is not None and e_dev is not None:
             _count("both raise")
+            if os.environ.get("PYACCEL_FUZZ_DEBUG"):
+                _count(f"both raise: {line.split('(')[0][-30:]} | {type(e_np).__name__}: {str(e_np)[:50]}")
             note(f"  # both raise: NumPy {type(e_np).__name__}, device {type(e_dev).__name__}")
             return None
         if e_dev is not None:
@@ -900,7 +905,119 @@ def st_nn(p: Program) -> None:
                lambda: _np_logsumexp(e.a, axis, keep), lambda: xp.nn.logsumexp(e.x, axis=axis, keepdims=keep))
 
 
-STEPS = [st_shift, st_manip, st_manip, st_clip, st_nn, st_unary, st_binary, st_binary, st_scalar_op, st_reduce, st_getitem, st_setitem, st_inplace,
+def st_argsort(p: Program) -> None:
+    """argsort (stable, so tie order is defined) and nonzero / unique_values / count_nonzero."""
+    e = p.pick(lambda o: o.a.ndim >= 1 and kind(o.a.dtype) in "if") or p.leaf(
+        (p.draw(st.integers(0, 9)),), kinds="if")
+    c = p.draw(st.integers(0, 3))
+    if c == 0:
+        axis = p.draw(st.integers(-e.a.ndim, e.a.ndim - 1))
+        desc = p.draw(st.booleans())
+        src = e.a
+        if desc and src.dtype.kind == "f" and np.isnan(src).any():
+            return  # where NaNs go in a descending sort is unspecified (see st_sort)
+
+        def f_np() -> np.ndarray:
+            if not desc:
+                return np.argsort(src, axis=axis, stable=True)
+            # stable descending: ties keep their original order
+            n = src.shape[axis]
+            rev = np.flip(src, axis=axis)
+            return (n - 1 - np.flip(np.argsort(rev, axis=axis, stable=True), axis=axis)) if n else \
+                np.argsort(src, axis=axis)
+
+        p.step(f"xp.argsort({e.name}, axis={axis}, descending={desc}, stable=True)", f_np,
+               lambda: xp.argsort(e.x, axis=axis, descending=desc, stable=True))
+    elif c == 1:
+        k = p.draw(st.integers(0, e.a.ndim - 1))
+        p.step(f"xp.nonzero({e.name})[{k}]", lambda: np.nonzero(e.a)[k], lambda: xp.nonzero(e.x)[k])
+    elif c == 2:
+        # the standard: every NaN is a distinct value (NumPy: equal_nan=False)
+        p.step(f"xp.unique_values({e.name})", lambda: np.unique(e.a, equal_nan=False),
+               lambda: xp.unique_values(e.x))
+    else:
+        axis = draw_axis(p, e.a.ndim)
+        keep = p.draw(st.booleans())
+        p.step(f"xp.count_nonzero({e.name}, axis={axis!r}, keepdims={keep})",
+               lambda: np.count_nonzero(e.a, axis=axis, keepdims=keep),
+               lambda: xp.count_nonzero(e.x, axis=axis, keepdims=keep))
+
+
+def st_create(p: Program) -> None:
+    """arange / linspace / eye / full on the device (NumPy's float64 results map to float32 on a GPU)."""
+    c = p.draw(st.integers(0, 3))
+    dt = p.draw(st.sampled_from([None] + [d for d in p.dtypes if kind(d) != "b"]))
+    dts = "None" if dt is None else f"xp.{dt}"
+    xdt = None if dt is None else getattr(xp, dt)
+    if c == 0:
+        start, stop = p.draw(st.integers(-10, 10)), p.draw(st.integers(-10, 40))
+        step = p.draw(st.sampled_from([1, 2, 3, -1, -2]))
+        if dt is not None and kind(dt) == "i" and np.iinfo(dt).min == 0 and min(start, stop) < 0:
+            return
+        p.step(f"xp.arange({start}, {stop}, {step}, dtype={dts}, device=dev)",
+               lambda: np.arange(start, stop, step, dtype=dt),
+               lambda: xp.arange(start, stop, step, dtype=xdt, device=p.dev))
+    elif c == 1:
+        a, b = p.draw(st.sampled_from([0, 1, -2.5, 3])), p.draw(st.sampled_from([0, 1, 10, -4.25]))
+        n = p.draw(st.integers(0, 9))
+        endpoint = p.draw(st.booleans())
+        fdt = dt if dt is not None and kind(dt) == "f" else None
+        fdts = "None" if fdt is None else f"xp.{fdt}"
+        p.step(f"xp.linspace({a}, {b}, {n}, dtype={fdts}, endpoint={endpoint}, device=dev)",
+               lambda: np.linspace(a, b, n, endpoint=endpoint, dtype=fdt),
+               lambda: xp.linspace(a, b, n, dtype=None if fdt is None else getattr(xp, fdt),
+                                   endpoint=endpoint, device=p.dev))
+    elif c == 2:
+        n, m, k = p.draw(st.integers(0, 5)), p.draw(st.integers(0, 5)), p.draw(st.integers(-3, 3))
+        p.step(f"xp.eye({n}, {m}, k={k}, dtype={dts}, device=dev)",
+               lambda: np.eye(n, m, k=k, dtype=dt or np.float64),
+               lambda: xp.eye(n, m, k=k, dtype=xdt, device=p.dev))
+    else:
+        shape = p.draw_shape()
+        v = p.scalar_for(dt or "float32")
+        if dt is not None and kind(dt) == "i":
+            v = int(np.clip(v, np.iinfo(dt).min, np.iinfo(dt).max))
+        p.step(f"xp.full({shape_str(shape)}, {v!r}, dtype={dts}, device=dev)",
+               lambda: np.full(shape, v, dtype=dt),
+               lambda: xp.full(shape, v, dtype=xdt, device=p.dev))
+
+
+def st_alias(p: Program) -> None:
+    """reshape/expand_dims/squeeze share the buffer (docs/arrays.md, as NumPy views of contiguous
+    data): an in-place update through the view must show in the base, and the reverse."""
+    e = p.pick(lambda o: o.fresh and o.a.size > 0 and kind(o.a.dtype) in "if")
+    if e is None:
+        return
+    c = p.draw(st.integers(0, 1))
+    if c == 0:
+        shape = _factor_shape(p, e.a.size)
+        v = p.step(f"xp.reshape({e.name}, {shape_str(shape)})", lambda: np.reshape(e.a, shape),
+                   lambda: xp.reshape(e.x, shape), view_of=[e])
+    else:
+        v = p.step(f"xp.expand_dims({e.name}, axis=0)", lambda: np.expand_dims(e.a, 0),
+                   lambda: xp.expand_dims(e.x, axis=0), view_of=[e])
+    if v is None or v.a.base is None and v.a is not e.a:
+        return  # NumPy copied (cannot happen for contiguous data) or the step raised
+    through_view = p.draw(st.booleans())
+    tgt, other = (v, e) if through_view else (e, v)
+    s_ = p.scalar_for(tgt.a.dtype)
+    if kind(tgt.a.dtype) == "i":
+        s_ = int(np.clip(s_, np.iinfo(tgt.a.dtype).min, np.iinfo(tgt.a.dtype).max))
+    tgt.fresh = True  # allowed here on purpose: the aliasing is what is checked
+
+    def f_np() -> None:
+        tgt.a[...] = s_
+
+    def f_dev() -> None:
+        tgt.x[...] = s_
+
+    p.step(f"{tgt.name}[...] = {s_!r}", f_np, f_dev, target=tgt)
+    tgt.fresh = False
+    # the other array must see the write (compare it as a no-op step)
+    p.step(f"{other.name}  # after writing {tgt.name}", lambda: None, lambda: None, target=other)
+
+
+STEPS = [st_alias, st_argsort, st_create, st_shift, st_manip, st_manip, st_clip, st_nn, st_unary, st_binary, st_binary, st_scalar_op, st_reduce, st_getitem, st_setitem, st_inplace,
          st_where, st_concat, st_reshape, st_astype, st_matmul, st_sort, st_cumsum]
 
 
