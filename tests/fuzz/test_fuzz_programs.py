@@ -996,8 +996,9 @@ def st_alias(p: Program) -> None:
     else:
         v = p.step(f"xp.expand_dims({e.name}, axis=0)", lambda: np.expand_dims(e.a, 0),
                    lambda: xp.expand_dims(e.x, axis=0), view_of=[e])
-    if v is None or v.a.base is None and v.a is not e.a:
-        return  # NumPy copied (cannot happen for contiguous data) or the step raised
+    if v is None or not np.shares_memory(v.a, e.a):
+        return  # the step raised, or NumPy copied (its operand was not C-contiguous, e.g. the
+        # result of x[:, [i, j]]; pyaccel arrays always are, so there the view is shared)
     through_view = p.draw(st.booleans())
     tgt, other = (v, e) if through_view else (e, v)
     s_ = p.scalar_for(tgt.a.dtype)
