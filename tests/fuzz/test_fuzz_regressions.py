@@ -18,6 +18,7 @@ pytestmark = pytest.mark.fuzz
 @pytest.mark.parametrize(("target", "value", "key"), [
     ((1, 0), (2, 0), [0]),          # A1: size-0 target, integer-array key
     ((2, 0), (3, 0), [0, 1]),
+    ((1, 5), (2, 5), []),           # A1: an empty key selects (0, 5)
     ((1, 3), (2, 3), [0]),          # the same with data (already refused on f0dbc06)
 ])
 def test_setitem_integer_key_checks_value_shape(device, target, value, key) -> None:
