@@ -1018,8 +1018,12 @@ def st_alias(p: Program) -> None:
     p.step(f"{other.name}  # after writing {tgt.name}", lambda: None, lambda: None, target=other)
 
 
-STEPS = [st_alias, st_argsort, st_create, st_shift, st_manip, st_manip, st_clip, st_nn, st_unary, st_binary, st_binary, st_scalar_op, st_reduce, st_getitem, st_setitem, st_inplace,
-         st_where, st_concat, st_reshape, st_astype, st_matmul, st_sort, st_cumsum]
+# one entry per draw: repeated entries are drawn more often
+STEPS = [
+    st_unary, st_binary, st_binary, st_scalar_op, st_reduce, st_getitem, st_setitem, st_inplace,
+    st_where, st_concat, st_reshape, st_astype, st_matmul, st_sort, st_cumsum, st_shift,
+    st_manip, st_manip, st_clip, st_nn, st_argsort, st_create, st_alias,
+]
 
 
 def run_program(dev: Any, data: Any) -> Program:
