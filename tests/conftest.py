@@ -5,7 +5,11 @@
   entry point (a development checkout that is not pip-installed).
 * Hypothesis profiles: ``ci`` (15 examples, no deadline; loaded when ``CI=true``),
   ``dev`` (50 examples; the default) and ``exhaustive`` (1000); ``HYPOTHESIS_PROFILE``
-  picks one explicitly.
+  picks one explicitly. The differential fuzzer (``tests/fuzz``) runs its own CI count under
+  ``ci`` (``FUZZ_CI_EXAMPLES`` there) and 1000 programs per device under ``exhaustive``.
+* Markers ``stress`` (tests/stress: threads, asyncio, OOM, Ctrl-C, long rows; bounded in
+  time, ``PYACCEL_STRESS_SCALE`` lengthens them) and ``fuzz`` (tests/fuzz) are registered
+  in pyproject.toml; both directories are in ``testpaths``, so plain ``pytest`` runs them.
 * With ``CI=true`` the session fails at start unless every device CI must test is
   present (``vulkan:0``, ``gl:0``, ``cpu:0``; override with
   ``PYACCEL_CI_REQUIRED_DEVICES=uri,uri``), so a runner without Mesa cannot pass by
