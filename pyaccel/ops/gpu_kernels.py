@@ -161,8 +161,8 @@ def _threads(device: Device, count: int, wg: int = WG) -> tuple[int, int, int]:
 
 
 def _check_gpu(device: Device, what: str) -> None:
-    if device.is_cpu:
-        raise ValueError(f"{what}: {device.uri} is the NumPy cpu device; these kernels need a GPU "
+    if Capability.KERNELS_RUN_REFERENCE in device.capabilities:  # no WGSL runs there
+        raise ValueError(f"{what}: {device.uri} runs NumPy, not WGSL; these kernels need a GPU "
                          "device (use NumPy directly on cpu)")
 
 

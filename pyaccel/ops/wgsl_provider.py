@@ -401,10 +401,11 @@ class WgslOps:
             return
         offs, bshape = _idx.adv_offsets(x, p)
         shape, xs, os_ = _idx.adv_layout(p, bshape)
+        if isinstance(v, Array):
+            _idx.check_value_shape(v, shape, key, x)  # also when nothing is selected (NumPy)
         if not prod(shape):
             return
         if isinstance(v, Array):
-            _idx.check_value_shape(v, shape, key, x)
             expr, T, conv = _k.cast_expr(v.dtype, x.dtype)
             src = _k.buf(v._buf, v.dtype, conv, 0, broadcast_strides(v.shape, shape))
         else:
