@@ -8,6 +8,7 @@ native adapter. The canonical URI of a device is its API form.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import functools
 import os
@@ -140,6 +141,18 @@ class _SubmitThread:
         return err
 
 
+_LIVE_SUBMITTERS: weakref.WeakSet[_SubmitThread] = weakref.WeakSet()
+
+
+def _drain_at_exit() -> None:
+    # At interpreter exit the GC releases wgpu objects; on GL each release waits for the GL
+    # context a running submission holds, and wgpu-hal aborts the process after 1 s of that.
+    # So exit waits (interruptibly) for the submissions still queued: as long as a direct
+    # submit would have taken, never longer.
+    for w in list(_LIVE_SUBMITTERS):
+        w.wait(w.queued, None, None)
+
+
 class WgpuFacade(Facade):
     """The WebGPU primitives over wgpu-py objects.
 
@@ -192,6 +205,9 @@ class WgpuFacade(Facade):
         if w is None:
             w = self._worker = _SubmitThread(f"pyaccel-submit-{id(self):x}")
             weakref.finalize(self, w.stop)
+            atexit.unregister(_drain_at_exit)  # (once; registered last, so it runs first)
+            atexit.register(_drain_at_exit)
+            _LIVE_SUBMITTERS.add(w)
         return w
 
     def _drain(self, deadline: float | None = None, timeout: float | None = None) -> None:
