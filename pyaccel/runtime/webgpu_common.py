@@ -29,6 +29,7 @@ runs out of memory trims the pool and retries once before raising
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import threading
@@ -111,6 +112,10 @@ class Facade:
 
     async def map_read_async(self, buf: Any, offset: int, n: int, out: memoryview | None = None) -> Any:
         raise NotImplementedError
+
+    def deadline(self, timeout: float | None) -> contextlib.AbstractContextManager[None]:
+        """A scope in which the facade's own waits also honour ``timeout`` (seconds from now)."""
+        return contextlib.nullcontext()
 
     def wait_idle(self) -> None:
         """Wait until every submitted command has run (optionally ``timeout=`` seconds)."""
@@ -554,7 +559,8 @@ class GPUDeviceImpl:
             self._check()
             kw = {} if timeout is None else {"timeout": timeout}
             try:
-                st, size, skip, span = self._start_read(h, offset, n)
+                with self.f.deadline(timeout):  # (the staging buffer's creation may wait too)
+                    st, size, skip, span = self._start_read(h, offset, n)
                 if out is not None and skip == 0 and span == n:
                     self.f.map_read(st, 0, n, out, **kw)
                     res = out

@@ -7,10 +7,17 @@ native adapter. The canonical URI of a device is its API form.
 
 from __future__ import annotations
 
+import asyncio
+import atexit
+import contextlib
+import functools
 import os
+import queue
 import tempfile
 import threading
 import time
+import weakref
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..capabilities import FEATURE_FLAGS, Capability, Limits
@@ -51,6 +58,10 @@ WANTED_LIMITS = (
 # running out of memory shows up in create_buffer (OutOfDeviceMemoryError, recoverable).
 WRITE_SLICE = 4 * 2**20
 _POLL_MAX_SLEEP = 0.002  # longest sleep between polls of a blocking wait (seconds)
+_DRAIN_SLICE = 0.05  # longest uninterrupted wait for the submit thread (Ctrl-C acts between)
+# PYACCEL_SUBMIT_THREAD=1 / 0 forces the submit thread on / off for every wgpu device (default:
+# on for OpenGL adapters only, see _SubmitThread)
+SUBMIT_THREAD_ENV = "PYACCEL_SUBMIT_THREAD"
 
 
 def _first_line(exc: BaseException) -> str:
@@ -59,15 +70,101 @@ def _first_line(exc: BaseException) -> str:
     return (detail or lines or [type(exc).__name__])[-1]
 
 
+class _SubmitThread:
+    """One long-lived daemon thread that runs a device's ``queue.submit`` calls, in order.
+
+    wgpu's OpenGL backend executes the GPU work *inside* ``queue.submit`` (a C call that no
+    signal can stop), so a submit on the calling thread would make Ctrl-C and timeouts act
+    only once all the work ran. The facade hands each submission here and returns at once;
+    operations that must come after earlier submissions (host writes, maps, buffer creation)
+    first :meth:`wait` for the drain in short slices, so KeyboardInterrupt and
+    DeviceTimeoutError are raised while the work still runs. Nothing is lost by that: the
+    thread finishes its jobs and later operations wait for them.
+
+    The thread references no facade (a facade that is collected stops it) and is a daemon:
+    the interpreter exits without waiting for work still running.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._jobs: queue.SimpleQueue[Callable[[], Any] | None] = queue.SimpleQueue()
+        self._cv = threading.Condition(threading.Lock())
+        self.queued = 0  # jobs handed over (a job's number is its position)
+        self.done = 0  # jobs finished (ran or raised)
+        self._error: BaseException | None = None  # the first job failure not yet reported
+        threading.Thread(target=self._run, name=name, daemon=True).start()
+
+    def put(self, job: Callable[[], Any]) -> None:
+        """Queue ``job`` after every job handed over before."""
+        with self._cv:
+            self.queued += 1
+            self._jobs.put(job)
+
+    def stop(self) -> None:
+        """End the thread once the jobs queued so far ran."""
+        self._jobs.put(None)
+
+    def busy(self) -> bool:
+        return self.done < self.queued
+
+    def _run(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            try:
+                job()
+            except BaseException as exc:  # reported by the next wait (see take_error)
+                with self._cv:
+                    if self._error is None:
+                        self._error = exc
+            job = None  # release the command buffer before reporting the job done
+            with self._cv:
+                self.done += 1
+                self._cv.notify_all()
+
+    def wait(self, target: int, deadline: float | None, timeout: float | None) -> None:
+        """Wait (interruptibly) until the first ``target`` jobs finished; DeviceTimeoutError
+        once ``deadline`` (time.monotonic) passes."""
+        with self._cv:
+            while self.done < target:
+                left = _DRAIN_SLICE if deadline is None else min(_DRAIN_SLICE, deadline - time.monotonic())
+                if left <= 0:
+                    break
+                self._cv.wait(left)  # signal handlers (KeyboardInterrupt) run at the latest after it
+            else:
+                return
+        WgpuFacade._check_deadline(deadline, timeout)
+
+    def take_error(self) -> BaseException | None:
+        with self._cv:
+            err, self._error = self._error, None
+        return err
+
+
+_LIVE_SUBMITTERS: weakref.WeakSet[_SubmitThread] = weakref.WeakSet()
+
+
+def _drain_at_exit() -> None:
+    # At interpreter exit the GC releases wgpu objects; on GL each release waits for the GL
+    # context a running submission holds, and wgpu-hal aborts the process after 1 s of that.
+    # So exit waits (interruptibly) for the submissions still queued: as long as a direct
+    # submit would have taken, never longer.
+    for w in list(_LIVE_SUBMITTERS):
+        w.wait(w.queued, None, None)
+
+
 class WgpuFacade(Facade):
     """The WebGPU primitives over wgpu-py objects.
 
     Private wgpu-py internals are used only through :mod:`._wgpu_direct` (``DIRECT``); when
     it is ``None`` (probe failed, or ``PYACCEL_WGPU_DIRECT=0``) only the public API is used.
     Blocking waits poll in a loop with short sleeps, so Ctrl-C and timeouts act during them.
+    With ``submit_thread`` (OpenGL adapters: there the GPU work runs inside ``queue.submit``)
+    submissions run on a :class:`_SubmitThread` and every operation ordered after them waits
+    for it interruptibly (:meth:`_drain`). ``PYACCEL_SUBMIT_THREAD=1``/``0`` forces it.
     """
 
-    def __init__(self, wgpu: Any, device: Any, direct: Any = _USE_PROBE) -> None:
+    def __init__(self, wgpu: Any, device: Any, direct: Any = _USE_PROBE, submit_thread: bool = False) -> None:
         self.wgpu = wgpu
         self.device = device
         self.queue = device.queue
@@ -84,6 +181,65 @@ class WgpuFacade(Facade):
         self._last_fence: Any = None  # fence buffer of the latest submission (None: taken)
         self._fences: list[Any] = []  # free MAP_READ fence buffers (one per concurrent wait)
         self._abandoned: list[Any] = []  # buffers whose map wait was interrupted (see _reap)
+        env = os.environ.get(SUBMIT_THREAD_ENV, "").strip()
+        self._submit_thread = submit_thread if env not in ("0", "1") else env == "1"
+        self._worker: _SubmitThread | None = None  # started by the first submit
+        self._scope: tuple[float, float] | None = None  # (deadline, timeout) of a deadline() scope
+
+    @contextlib.contextmanager
+    def deadline(self, timeout: float | None) -> Iterator[None]:
+        """Within it (the caller holds :attr:`lock`), waits for the submit thread also honour
+        ``timeout`` (seconds from now): a read's staging buffer creation waits for it on GL."""
+        if timeout is None or self._worker is None:
+            yield
+            return
+        outer, self._scope = self._scope, (time.monotonic() + max(float(timeout), 0.0), timeout)
+        try:
+            yield
+        finally:
+            self._scope = outer
+
+    # -- the submit thread (OpenGL) ----------------------------------------------------
+    def _submitter(self) -> _SubmitThread:
+        w = self._worker
+        if w is None:
+            w = self._worker = _SubmitThread(f"pyaccel-submit-{id(self):x}")
+            weakref.finalize(self, w.stop)
+            atexit.unregister(_drain_at_exit)  # (once; registered last, so it runs first)
+            atexit.register(_drain_at_exit)
+            _LIVE_SUBMITTERS.add(w)
+        return w
+
+    def _drain(self, deadline: float | None = None, timeout: float | None = None) -> None:
+        """Wait until every submission handed to the submit thread so far ran (no-op without
+        one); raises what a submission raised, KeyboardInterrupt, or DeviceTimeoutError past
+        ``deadline``. Called before anything the earlier submissions must precede."""
+        w = self._worker
+        if w is None:
+            return
+        if deadline is None and self._scope is not None:
+            deadline, timeout = self._scope
+        if w.busy():
+            w.wait(w.queued, deadline, timeout)
+        self._raise_submit_error(w)
+
+    async def _drain_async(self) -> None:
+        """:meth:`_drain` without blocking the event loop (polls with growing sleeps)."""
+        w = self._worker
+        if w is None:
+            return
+        target, delay = w.queued, 1e-4
+        while w.done < target:
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.005)
+        self._raise_submit_error(w)
+
+    def _raise_submit_error(self, w: _SubmitThread) -> None:
+        err = w.take_error()
+        if err is not None:
+            if isinstance(err, Exception):
+                raise self._error(err, "queue.submit") from err
+            raise err
 
     # -- errors -----------------------------------------------------------------
     def _error(self, exc: BaseException, what: str) -> BaseException:
@@ -107,16 +263,22 @@ class WgpuFacade(Facade):
 
     # -- buffers ----------------------------------------------------------------
     def create_buffer(self, size: int, usage: int) -> Any:
+        self._drain()  # (GL: creating a buffer waits for the GL context a running submit holds)
         try:
             return self.device.create_buffer(size=size, usage=usage)
         except Exception as exc:
             raise self._error(exc, f"createBuffer({size} bytes)") from exc
 
     def destroy_buffer(self, buf: Any) -> None:
-        buf.destroy()
+        w = self._worker
+        if w is not None and w.busy():
+            w.put(buf.destroy)  # after the queued submissions that may still use it
+        else:
+            buf.destroy()
 
     def write_buffer(self, buf: Any, offset: int, data: memoryview) -> None:
         n = data.nbytes
+        self._drain()  # it must land after the submissions queued before it, not overtake them
         try:
             for o in range(0, max(n, 1), WRITE_SLICE):
                 part = data[o: o + WRITE_SLICE] if n > WRITE_SLICE else data
@@ -128,6 +290,7 @@ class WgpuFacade(Facade):
             raise self._error(exc, f"queue.writeBuffer({n} bytes)") from exc
 
     def create_pipeline(self, wgsl: str, entry: str, constants: dict[str, float]) -> Any:
+        self._drain()  # (GL: compiling waits for the GL context a running submit holds)
         try:
             module = self.device.create_shader_module(code=wgsl)
             compute: dict[str, Any] = {"module": module, "entry_point": entry}
@@ -209,21 +372,32 @@ class WgpuFacade(Facade):
         try:
             if self._fence_src is None:
                 self._fence_src = self.device.create_buffer(size=4, usage=self.wgpu.BufferUsage.COPY_SRC)
-            fence = self._fences.pop() if self._fences else self.device.create_buffer(
-                size=4, usage=self.wgpu.BufferUsage.MAP_READ | self.wgpu.BufferUsage.COPY_DST)
-            encoder.copy_buffer_to_buffer(self._fence_src, 0, fence, 0, 4)
-            self.queue.submit([encoder.finish()])
+            # the latest fence, unless a waiter took it, is reused (nobody maps it): no new
+            # buffer per submit (on GL creating one would wait for a running submit, in C)
+            fence = self._last_fence
+            if fence is None and self._fences:
+                fence = self._fences.pop()
+            elif fence is None and (self._worker is None or not self._worker.busy()):
+                fence = self.device.create_buffer(
+                    size=4, usage=self.wgpu.BufferUsage.MAP_READ | self.wgpu.BufferUsage.COPY_DST)
+            # (else, GL with the submit thread busy: no fence; _fence() makes one once it is idle)
+            if fence is not None:
+                encoder.copy_buffer_to_buffer(self._fence_src, 0, fence, 0, 4)
+            if self._submit_thread:  # (its failure is raised by the next _drain)
+                self._submitter().put(functools.partial(self.queue.submit, [encoder.finish()]))
+            else:
+                self.queue.submit([encoder.finish()])
         except Exception as exc:
             raise self._error(exc, "queue.submit") from exc
-        prev, self._last_fence = self._last_fence, fence
-        if prev is not None:
-            self._fences.append(prev)
+        self._last_fence = fence
 
     # -- waits ------------------------------------------------------------------
     def _reap(self) -> None:
         """Clean up buffers whose wait was interrupted (Ctrl-C, timeout, cancelled task):
-        unmap and destroy each once its map has resolved (``map_state`` is no longer pending)."""
-        if not self._abandoned:
+        unmap and destroy each once its map has resolved (``map_state`` is no longer pending).
+        With a submit thread, only while it is idle: a buffer abandoned before its map started
+        may still be used by a queued submission (destroying it would fail that submission)."""
+        if not self._abandoned or (self._worker is not None and self._worker.busy()):
             return
         if self._direct is not None:
             self._direct.poll(self.device, False)
@@ -241,14 +415,25 @@ class WgpuFacade(Facade):
                 pass
         self._abandoned = keep
 
-    def _map_wait(self, buf: Any, offset: int, n: int, timeout: float | None) -> None:
+    def _map_wait(self, buf: Any, offset: int, n: int, timeout: float | None,
+                  deadline: float | None = None) -> None:
         """Map ``buf`` for reading and wait (interruptible; DeviceTimeoutError past ``timeout``).
 
         On any exception (KeyboardInterrupt included) the buffer is handed to :meth:`_reap`:
-        the caller must not reuse it.
+        the caller must not reuse it. ``deadline`` (time.monotonic) defaults to now + ``timeout``,
+        or to the one a :meth:`deadline` scope set.
         """
+        if deadline is None:
+            if timeout is not None:
+                deadline = time.monotonic() + max(float(timeout), 0.0)
+            elif self._scope is not None:
+                deadline, timeout = self._scope
+        try:
+            self._drain(deadline, timeout)  # mapping before its copy was submitted is invalid
+        except BaseException:
+            self._abandoned.append(buf)  # map not started: destroyed once the thread is idle
+            raise
         self._reap()
-        deadline = None if timeout is None else time.monotonic() + max(float(timeout), 0.0)
         direct = self._direct
         mapping = False
         try:
@@ -317,10 +502,11 @@ class WgpuFacade(Facade):
         return self._copy_out(buf, offset, n, out)
 
     async def map_read_async(self, buf: Any, offset: int, n: int, out: memoryview | None = None) -> Any:
-        with self.lock:
-            self._reap()
-            promise = buf.map_async(self.wgpu.MapMode.READ, offset, n)
         try:
+            await self._drain_async()
+            with self.lock:
+                self._reap()
+                promise = buf.map_async(self.wgpu.MapMode.READ, offset, n)
             await promise
         except BaseException as exc:  # cancelled task or failed map: reaped later
             with self.lock:
@@ -340,25 +526,30 @@ class WgpuFacade(Facade):
     # Ctrl-C and timeouts. Each waiter takes the fence for itself; a concurrent waiter
     # (threads, asyncio.gather) that finds it taken submits an empty encoder for a new one,
     # so no buffer is ever mapped twice.
-    def _fence(self) -> Any:
+    def _fence(self, deadline: float | None = None, timeout: float | None = None) -> Any:
         if self._last_fence is None:
+            self._drain(deadline, timeout)  # (a new fence buffer: only while the submit thread is idle)
             self.submit(self.device.create_command_encoder())
         dst, self._last_fence = self._last_fence, None
         return dst
 
     def wait_idle(self, timeout: float | None = None) -> None:
         with self.lock:
-            dst = self._fence()
-            self._map_wait(dst, 0, 4, timeout)  # on failure dst is reaped, not pooled
+            deadline = None if timeout is None else time.monotonic() + max(float(timeout), 0.0)
+            dst = self._fence(deadline, timeout)
+            self._map_wait(dst, 0, 4, timeout, deadline)  # on failure dst is reaped, not pooled
             dst.unmap()
             self._fences.append(dst)
 
     async def wait_idle_async(self) -> None:
+        await self._drain_async()  # (then _fence() finds the submit thread idle, as a rule)
         with self.lock:
-            self._reap()
             dst = self._fence()
-            promise = dst.map_async(self.wgpu.MapMode.READ, 0, 4)
         try:
+            await self._drain_async()
+            with self.lock:
+                self._reap()
+                promise = dst.map_async(self.wgpu.MapMode.READ, 0, 4)
             await promise
         except BaseException as exc:
             with self.lock:
@@ -488,7 +679,9 @@ class WgpuBackend:
         limits = Limits.from_webgpu(dict(dev.limits))
         info = [f"  features        : {', '.join(sorted(dev.features)) or 'none'}",
                 f"  adapter features: {', '.join(desc.extra.get('features', ())) or 'none'}"]
-        return GPUDeviceImpl(WgpuFacade(self.wgpu, dev), limits, caps, info)
+        # wgpu's GL backend runs the GPU work inside queue.submit: submit on a thread there
+        facade = WgpuFacade(self.wgpu, dev, submit_thread=desc.api == "gl")
+        return GPUDeviceImpl(facade, limits, caps, info)
 
 
 def _vendor_name(vid: int) -> str:

@@ -174,3 +174,19 @@ def test_synchronize_and_read_timeouts(gpu_device) -> None:
     DeviceTimeoutError promptly; the job then completes correctly."""
     proc = run_script(TIMEOUT_CHILD, gpu_device.uri, str(budget(3)), timeout=180)
     assert proc.returncode == 0 and "OK" in proc.stdout, describe(proc)
+
+
+EXIT_CHILD = COMMON + r"""
+y = chain()
+y.device.impl.flush()                 # submitted (GL: queued on the submit thread), not waited for
+w = getattr(d.impl.f, "_worker", None)
+print("EXITING", "submit-thread-busy" if w is not None and w.busy() else "no-pending-submit", flush=True)
+"""
+
+
+def test_exit_while_work_is_queued(gpu_device) -> None:
+    """The interpreter exits cleanly (status 0, no wgpu panic, no hang) while ~3 s of
+    submitted work has not finished (GL: still queued on or running in the submit thread)."""
+    proc = run_script(EXIT_CHILD, gpu_device.uri, str(budget(3)), timeout=180)
+    assert proc.returncode == 0 and "EXITING" in proc.stdout, describe(proc)
+    assert "panicked" not in proc.stderr and "Traceback" not in proc.stderr, describe(proc)
