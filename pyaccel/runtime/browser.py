@@ -24,6 +24,7 @@ from ..errors import (
     BackendUnavailableError,
     DeviceLostError,
     DeviceNotFoundError,
+    DeviceTimeoutError,
     KernelCompileError,
     OutOfDeviceMemoryError,
     PyaccelError,
@@ -228,6 +229,9 @@ _JS_HELPERS = """
       return take(st, err);
     },
     async check(st) { await settle(st); return take(st, null); },
+    race(p, ms) {  // a sync point with timeout=: p's result, or the timeout marker first
+      return Promise.race([p, new Promise((r) => setTimeout(() => r({kind: "pyaccel-timeout"}), ms))]);
+    },
     readInto(buf, offset, n, proxy) {
       const v = proxy.getBuffer("u8");
       try { v.data.set(new Uint8Array(buf.getMappedRange(offset, n))); }
@@ -287,6 +291,8 @@ class JsFacade(Facade):
         self._h_map_read = h.mapRead
         self._h_idle = h.idle
         self._h_check = h.check
+        self._h_race = h.race
+        self._late: tuple[Any, int] | None = None  # a sync point that timed out: (promise, upto)
         # bound JS functions, looked up once (an attribute lookup costs as much as a call)
         self._h_dispatch = h.dispatch
         self._h_submit = h.submit
@@ -580,18 +586,23 @@ class JsFacade(Facade):
         finally:
             buf.unmap()
 
-    def map_read(self, buf: Any, offset: int, n: int, out: memoryview | None = None) -> Any:
+    def map_read(self, buf: Any, offset: int, n: int, out: memoryview | None = None,
+                 timeout: float | None = None) -> Any:
         if self._unchecked and can_wait():
             self._compile_checks_sync()
         if not can_wait():
             # checked before mapAsync: a pending map would leave the staging buffer unusable
             raise async_required(READ_TWINS)
         self._check()
+        self._finish_late(timeout)
         self.calls += 1
         try:
             # waits for the map *and* the pending error checks; an error means no data
             upto = self._seq
-            err = self.ffi.run_sync(self._h_map_read(self._st, buf, self._map_read_mode, offset, n))
+            err = self._wait(self._h_map_read(self._st, buf, self._map_read_mode, offset, n), upto,
+                             timeout)
+        except PyaccelError:
+            raise
         except Exception as exc:
             raise self._js_failure(exc) or WebGPUError(f"reading back failed: {exc}", kind="map") from None
         self._settled(upto, err)
@@ -603,6 +614,7 @@ class JsFacade(Facade):
         if self._unchecked:
             await self._compile_checks_async()
         self._check()
+        await self._finish_late_async()
         self.calls += 1
         try:
             upto = self._seq
@@ -614,23 +626,60 @@ class JsFacade(Facade):
             raise self._error(err)
         return self._copy_out(buf, offset, n, out)
 
-    def wait_idle(self) -> None:
+    def wait_idle(self, timeout: float | None = None) -> None:
         if self._unchecked and can_wait():
             self._compile_checks_sync()
         self._check()
         if not can_wait():  # before creating the promise: it would consume the pending checks
             raise async_required("await device.synchronize_async()")
+        self._finish_late(timeout)
         self.calls += 1
         upto = self._seq
-        err = self.ffi.run_sync(self._h_idle(self._st, self.queue))
+        err = self._wait(self._h_idle(self._st, self.queue), upto, timeout)
         self._settled(upto, err)
         if err:
             raise self._error(err)
+
+    def _wait(self, promise: Any, upto: int, timeout: float | None) -> Any:
+        """``run_sync(promise)``; with ``timeout`` (seconds) DeviceTimeoutError when it has not
+        settled by then. The promise is kept: the next sync point settles it first, so the
+        error checks it carries are never lost."""
+        if timeout is None:
+            return self.ffi.run_sync(promise)
+        res = self.ffi.run_sync(self._h_race(promise, max(0.0, float(timeout)) * 1000.0))
+        if res is not None and str(getattr(res, "kind", "")) == "pyaccel-timeout":
+            if self._late is None:
+                self._late = (promise, upto)
+            raise DeviceTimeoutError(
+                f"the device did not finish within timeout={timeout} s; its work keeps running: "
+                "wait again (a longer timeout, or none) or read later; the device stays usable")
+        return res
+
+    def _finish_late(self, timeout: float | None = None) -> None:
+        """Settle a sync point that timed out earlier (raises the GPU error it reports; with
+        ``timeout``, DeviceTimeoutError again while it is still pending)."""
+        if self._late is not None:
+            promise, upto = self._late
+            err = self._wait(promise, upto, timeout)
+            self._late = None
+            self._settled(upto, err)
+            if err:
+                raise self._error(err)
+
+    async def _finish_late_async(self) -> None:
+        if self._late is not None:
+            promise, upto = self._late
+            self._late = None
+            err = await promise
+            self._settled(upto, err)
+            if err:
+                raise self._error(err)
 
     async def wait_idle_async(self) -> None:
         if self._unchecked:
             await self._compile_checks_async()
         self._check()
+        await self._finish_late_async()
         self.calls += 1
         upto = self._seq
         err = await self._h_idle(self._st, self.queue)

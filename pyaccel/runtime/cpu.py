@@ -40,7 +40,9 @@ class CpuDeviceImpl:
     def write(self, handle: Any, offset: int, data: memoryview) -> None:
         handle[offset: offset + data.nbytes] = self.np.frombuffer(data, dtype=self.np.uint8)
 
-    def read(self, handle: Any, offset: int, nbytes: int, out: memoryview | None = None) -> Any:
+    def read(self, handle: Any, offset: int, nbytes: int, out: memoryview | None = None,
+             timeout: float | None = None) -> Any:
+        # (``timeout``: NumPy ops finish before they return, so a read never waits)
         if out is not None:
             self.np.frombuffer(out, dtype=self.np.uint8)[:] = handle[offset: offset + nbytes]
             return out
@@ -52,8 +54,8 @@ class CpuDeviceImpl:
     def copy(self, src: Any, src_offset: int, dst: Any, dst_offset: int, nbytes: int) -> None:
         dst[dst_offset: dst_offset + nbytes] = src[src_offset: src_offset + nbytes]
 
-    def synchronize(self) -> None:
-        pass
+    def synchronize(self, timeout: float | None = None) -> None:
+        pass  # nothing is ever queued on the cpu device
 
     async def synchronize_async(self) -> None:
         pass

@@ -437,3 +437,45 @@ out
     is_new, default_is_fresh, data = got[4]
     assert is_new and default_is_fresh
     assert_allclose_dtype(np.frombuffer(data, np.float32), x - np.float32(0.5), "float32")
+
+
+# ------------------------------------------------------------------------ timeouts
+def test_synchronize_and_read_timeouts_in_the_page(pyodide_page, rng):
+    """``device.synchronize(timeout=...)`` / ``Buffer.read(..., timeout=...)`` on a long job
+    raise DeviceTimeoutError (a TimeoutError) instead of ignoring the timeout; the job then
+    completes with the right values and the device stays usable."""
+    n = 512
+    a = (rng.standard_normal((n, n)) / np.sqrt(n)).astype(np.float32)
+    got = pyodide_page.run_py(f"""
+import time
+import pyaccel
+dev = pyaccel.device('webgpu')
+a = pyaccel.reshape({f32(a)}, ({n}, {n}))
+y = a
+for _ in range(12):
+    y = y @ a
+out = []
+t0 = time.monotonic()
+try:
+    dev.synchronize(timeout=0.0)
+    out.append('no-timeout')
+except pyaccel.DeviceTimeoutError as e:
+    out.append(['timeout', isinstance(e, TimeoutError), round(time.monotonic() - t0, 3)])
+z = y @ a
+try:
+    z.__pyaccel_buffer__().read(16, timeout=0.0)
+    out.append('no-timeout')
+except TimeoutError:
+    out.append('read-timeout')
+dev.synchronize()
+[out, bytes(z)]
+""", timeout=180)
+    out, zb = got
+    assert out[0][0] == "timeout" and out[0][1] is True, out
+    assert out[1] == "read-timeout", out
+    want = a.astype(np.float64)
+    for _ in range(13):
+        want = want @ a.astype(np.float64)
+    assert_allclose_dtype(np.frombuffer(zb, np.float32).reshape(n, n), want.astype(np.float32), "float32",
+                          what="the job that timed out, read afterwards", rtol=1e-3, atol=1e-3)
+    usable(pyodide_page.run_py, rng)

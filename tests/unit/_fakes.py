@@ -36,7 +36,8 @@ class FakeImpl:
     def write(self, handle: bytearray, offset: int, data: memoryview) -> None:
         handle[offset: offset + data.nbytes] = data
 
-    def read(self, handle: bytearray, offset: int, nbytes: int, out: Any = None) -> bytes:
+    def read(self, handle: bytearray, offset: int, nbytes: int, out: Any = None,
+             timeout: float | None = None) -> bytes:
         return bytes(handle[offset: offset + nbytes])
 
     async def read_async(self, handle: bytearray, offset: int, nbytes: int, out: Any = None) -> bytes:
@@ -45,7 +46,7 @@ class FakeImpl:
     def copy(self, src: bytearray, so: int, dst: bytearray, do: int, n: int) -> None:
         dst[do: do + n] = src[so: so + n]
 
-    def synchronize(self) -> None:
+    def synchronize(self, timeout: float | None = None) -> None:
         pass
 
     async def synchronize_async(self) -> None:
