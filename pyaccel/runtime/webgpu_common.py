@@ -33,7 +33,7 @@ import contextlib
 import hashlib
 import re
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from typing import Any
 
 from ..capabilities import Capability, Limits
@@ -199,6 +199,7 @@ class GPUDeviceImpl:
                  info_lines: list[str] | None = None) -> None:
         self.f = facade
         self.lock = threading.RLock()
+        self._late_releases: deque[GPUBuffer] = deque()  # released while the lock was busy
         try:
             facade.lock = self.lock  # the facade's async parts take the same lock
         except AttributeError:
@@ -299,6 +300,8 @@ class GPUDeviceImpl:
         raise AssertionError("unreachable")
 
     def _alloc(self, nbytes: int) -> GPUBuffer:
+        if self._late_releases:
+            self._release_late()
         size = min(size_class(nbytes), max(align4(nbytes), 4, self.limits.max_buffer_size))
         free = self._pool.get(size)
         h = None
@@ -345,6 +348,8 @@ class GPUDeviceImpl:
             return self._alloc_output(nbytes, size)
 
     def _alloc_output(self, nbytes: int, size: int | None) -> GPUBuffer:
+        if self._late_releases:
+            self._release_late()
         if size is None:
             size = min(size_class(nbytes), max(align4(nbytes), 4, self.limits.max_buffer_size))
             if len(self._out_sizes) < 4096:
@@ -361,12 +366,32 @@ class GPUDeviceImpl:
         return self._alloc(nbytes)
 
     def release(self, h: GPUBuffer, nbytes: int) -> None:
-        """Return a buffer to the pool (called by Buffer.free() and by GC)."""
+        """Return a buffer to the pool (called by Buffer.free() and by GC).
+
+        Never blocks: garbage collection runs this on whatever thread allocates, including a
+        facade's submit thread while another thread holds the lock and waits for that thread
+        (a deadlock if this waited). When the lock is busy the buffer is queued, and the next
+        call that holds the lock (allocation, flush, trim, memory_stats) pools it."""
         try:
-            with self.lock:
-                self._release(h)
+            if self.lock.acquire(blocking=False):
+                try:
+                    self._release_late()
+                    self._release(h)
+                finally:
+                    self.lock.release()
+            else:
+                self._late_releases.append(h)  # (deque.append is atomic)
         except Exception:  # interpreter shutdown
             pass
+
+    def _release_late(self) -> None:
+        q = self._late_releases
+        while q:
+            try:
+                h = q.popleft()
+            except IndexError:
+                break
+            self._release(h)
 
     def _release(self, h: GPUBuffer) -> None:
         if True:
@@ -395,6 +420,7 @@ class GPUDeviceImpl:
             self._trim()
 
     def _trim(self) -> None:
+        self._release_late()
         if not self.is_lost:
             self.flush()
         for lst in self._pool.values():
@@ -409,6 +435,11 @@ class GPUDeviceImpl:
         self._staging_bytes = 0
 
     def memory_stats(self) -> dict[str, int]:
+        with self.lock:
+            self._release_late()
+            return self._memory_stats()
+
+    def _memory_stats(self) -> dict[str, int]:
         return {**self.stats, "pooled_bytes": self._pooled_bytes,
                 "pooled_buffers": sum(len(v) for v in self._pool.values()),
                 "staging_bytes": self._staging_bytes, "pipelines_cached": len(self._pipelines),
@@ -441,6 +472,8 @@ class GPUDeviceImpl:
                 raise err from exc
 
     def _flush(self) -> None:
+        if self._late_releases:
+            self._release_late()
         self._end_pass()
         if self._encoder is not None:
             enc, self._encoder = self._encoder, None
