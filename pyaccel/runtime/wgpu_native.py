@@ -161,7 +161,10 @@ class WgpuFacade(Facade):
     Blocking waits poll in a loop with short sleeps, so Ctrl-C and timeouts act during them.
     With ``submit_thread`` (OpenGL adapters: there the GPU work runs inside ``queue.submit``)
     submissions run on a :class:`_SubmitThread` and every operation ordered after them waits
-    for it interruptibly (:meth:`_drain`). ``PYACCEL_SUBMIT_THREAD=1``/``0`` forces it.
+    for it interruptibly (:meth:`_drain`). Elsewhere only a submission that may wait for
+    unfinished earlier work goes there (lavapipe blocks in ``vkQueueSubmit`` behind a running
+    job); one on an idle device is made on the calling thread, so a small kernel + read pays
+    no thread hand-off. ``PYACCEL_SUBMIT_THREAD=1``/``0`` forces it on / off.
     """
 
     def __init__(self, wgpu: Any, device: Any, direct: Any = _USE_PROBE, submit_thread: bool = False) -> None:
@@ -182,7 +185,12 @@ class WgpuFacade(Facade):
         self._fences: list[Any] = []  # free MAP_READ fence buffers (one per concurrent wait)
         self._abandoned: list[Any] = []  # buffers whose map wait was interrupted (see _reap)
         env = os.environ.get(SUBMIT_THREAD_ENV, "").strip()
-        self._submit_thread = submit_thread if env not in ("0", "1") else env == "1"
+        # True: every submission on the thread (GL); "auto": only those that may have to wait
+        # for unfinished earlier work (lavapipe blocks in vkQueueSubmit then, in C); False: none
+        self._submit_thread: bool | str = (env == "1") if env in ("0", "1") else (
+            True if submit_thread else "auto")
+        self._seq = 0  # submissions so far
+        self._done_seq = 0  # every submission up to this one is known to have completed
         self._worker: _SubmitThread | None = None  # started by the first submit
         self._scope: tuple[float, float] | None = None  # (deadline, timeout) of a deadline() scope
 
@@ -263,7 +271,8 @@ class WgpuFacade(Facade):
 
     # -- buffers ----------------------------------------------------------------
     def create_buffer(self, size: int, usage: int) -> Any:
-        self._drain()  # (GL: creating a buffer waits for the GL context a running submit holds)
+        if self._submit_thread is True:
+            self._drain()  # (GL: creating a buffer waits for the GL context a running submit holds)
         try:
             return self.device.create_buffer(size=size, usage=usage)
         except Exception as exc:
@@ -290,7 +299,8 @@ class WgpuFacade(Facade):
             raise self._error(exc, f"queue.writeBuffer({n} bytes)") from exc
 
     def create_pipeline(self, wgsl: str, entry: str, constants: dict[str, float]) -> Any:
-        self._drain()  # (GL: compiling waits for the GL context a running submit holds)
+        if self._submit_thread is True:
+            self._drain()  # (GL: compiling waits for the GL context a running submit holds)
         try:
             module = self.device.create_shader_module(code=wgsl)
             compute: dict[str, Any] = {"module": module, "entry_point": entry}
@@ -383,10 +393,15 @@ class WgpuFacade(Facade):
             # (else, GL with the submit thread busy: no fence; _fence() makes one once it is idle)
             if fence is not None:
                 encoder.copy_buffer_to_buffer(self._fence_src, 0, fence, 0, 4)
-            if self._submit_thread:  # (its failure is raised by the next _drain)
+            mode = self._submit_thread
+            if mode == "auto":  # idle device: submit here (no thread hand-off on the hot path)
+                w = self._worker
+                mode = self._done_seq < self._seq or (w is not None and w.busy())
+            if mode:  # (its failure is raised by the next _drain)
                 self._submitter().put(functools.partial(self.queue.submit, [encoder.finish()]))
             else:
                 self.queue.submit([encoder.finish()])
+            self._seq += 1
         except Exception as exc:
             raise self._error(exc, "queue.submit") from exc
         self._last_fence = fence
@@ -433,6 +448,7 @@ class WgpuFacade(Facade):
         except BaseException:
             self._abandoned.append(buf)  # map not started: destroyed once the thread is idle
             raise
+        seq = self._seq  # buf was written by one of these submissions: once mapped, all ran
         self._reap()
         direct = self._direct
         mapping = False
@@ -448,6 +464,7 @@ class WgpuFacade(Facade):
                     delay = min(delay * 2, _POLL_MAX_SLEEP)
                     direct.poll(self.device, False)
                 promise.sync_wait()  # resolved: runs the handler, raises a map failure
+                self._done_seq = max(self._done_seq, seq)
                 return
             # public API only: sync_wait() blocks in C, so it runs on a helper thread and this
             # thread waits on an Event in short slices (signals and timeouts act between them)
@@ -469,6 +486,7 @@ class WgpuFacade(Facade):
                 self._check_deadline(deadline, timeout)
             if box:
                 raise box[0]
+            self._done_seq = max(self._done_seq, seq)
         except BaseException as exc:
             if mapping:
                 self._abandoned.append(buf)
@@ -506,6 +524,7 @@ class WgpuFacade(Facade):
             await self._drain_async()
             with self.lock:
                 self._reap()
+                seq = self._seq
                 promise = buf.map_async(self.wgpu.MapMode.READ, offset, n)
             await promise
         except BaseException as exc:  # cancelled task or failed map: reaped later
@@ -515,6 +534,7 @@ class WgpuFacade(Facade):
                 raise self._error(exc, "buffer.mapAsync") from exc
             raise
         with self.lock:
+            self._done_seq = max(self._done_seq, seq)
             return self._copy_out(buf, offset, n, out)
 
     # queue.on_submitted_work_done_* is broken in wgpu-py 0.32.0 (its callback signature does
@@ -549,6 +569,7 @@ class WgpuFacade(Facade):
             await self._drain_async()
             with self.lock:
                 self._reap()
+                seq = self._seq
                 promise = dst.map_async(self.wgpu.MapMode.READ, 0, 4)
             await promise
         except BaseException as exc:
@@ -558,6 +579,7 @@ class WgpuFacade(Facade):
                 raise self._error(exc, "buffer.mapAsync") from exc
             raise
         with self.lock:
+            self._done_seq = max(self._done_seq, seq)
             dst.unmap()
             self._fences.append(dst)
 
