@@ -156,9 +156,67 @@ fn f_pow(x: T, y: T) -> T {
     return r;
 }
 
+// fmod(x, y) exactly, for finite x and finite, nonzero y (musl's fmodf over the bits).
+// WGSL's x % y is x - y * trunc(x / y), which loses the low bits once |x / y| passes 2^24
+// (remainder(1e30, -9) gave -0.0, NumPy -6.0). Loops are bounded: at most 277 + 2 * 23 steps.
+fn f_fmod32(x: f32, y: f32) -> f32 {
+    let ux = bitcast<u32>(x);
+    let uy = bitcast<u32>(y);
+    var ex = i32((ux >> 23u) & 0xffu);
+    var ey = i32((uy >> 23u) & 0xffu);
+    let sx = ux & 0x80000000u;
+    if ((uy << 1u) == 0u || ey == 0xff || ex == 0xff) { return x % y; }  // callers' special cases
+    if ((ux << 1u) <= (uy << 1u)) {
+        if ((ux << 1u) == (uy << 1u)) { return bitcast<f32>(sx); }  // |x| == |y|: a signed zero
+        return x;
+    }
+    var uxi = ux;
+    if (ex == 0) {  // subnormal x: normalise
+        var i = uxi << 9u;
+        loop { if ((i >> 31u) != 0u) { break; } ex = ex - 1; i = i << 1u; }
+        uxi = uxi << u32(1 - ex);
+    } else {
+        uxi = (uxi & 0x7fffffu) | 0x800000u;
+    }
+    var uyi = uy;
+    if (ey == 0) {
+        var i = uyi << 9u;
+        loop { if ((i >> 31u) != 0u) { break; } ey = ey - 1; i = i << 1u; }
+        uyi = uyi << u32(1 - ey);
+    } else {
+        uyi = (uyi & 0x7fffffu) | 0x800000u;
+    }
+    loop {  // long division, one bit of the quotient per step
+        if (ex <= ey) { break; }
+        let d = uxi - uyi;
+        if ((d >> 31u) == 0u) {
+            if (d == 0u) { return bitcast<f32>(sx); }
+            uxi = d;
+        }
+        uxi = uxi << 1u;
+        ex = ex - 1;
+    }
+    let d = uxi - uyi;
+    if ((d >> 31u) == 0u) {
+        if (d == 0u) { return bitcast<f32>(sx); }
+        uxi = d;
+    }
+    loop { if ((uxi >> 23u) != 0u) { break; } uxi = uxi << 1u; ex = ex - 1; }
+    if (ex > 0) {
+        uxi = (uxi - 0x800000u) | (u32(ex) << 23u);
+    } else {
+        uxi = uxi >> u32(1 - ex);  // a subnormal result
+    }
+    return bitcast<f32>(uxi | sx);
+}
+
+fn f_fmod(a: T, b: T) -> T {
+    return T(f_fmod32(f32(a), f32(b)));
+}
+
 // fmod with NumPy's divmod conventions (npy_divmod): floor quotient and Python remainder.
 fn f_divmod_parts(a: T, b: T) -> vec2<T> {
-    let m = a % b;
+    let m = f_fmod(a, b);
     if (b == 0.0) { return vec2<T>(a / b, m); }
     var mod_ = m;
     var div = (a - m) / b;
