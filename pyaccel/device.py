@@ -187,10 +187,7 @@ class Device:
         if timeout is not None:
             _check_timeout(timeout, "synchronize")
         with self._lock:
-            if timeout is None:
-                self.impl.synchronize()
-            else:
-                _with_timeout(self.impl.synchronize, timeout)
+            self.impl.synchronize(timeout=timeout)
 
     async def synchronize_async(self) -> None:
         """Async twin of :meth:`synchronize` (works natively under asyncio and in the browser)."""
@@ -301,9 +298,7 @@ class Buffer:
         if nbytes == 0:
             return b""
         with self.device._lock:
-            if timeout is None:
-                return self.device.impl.read(handle, offset, nbytes)
-            return _with_timeout(self.device.impl.read, timeout, handle, offset, nbytes)
+            return self.device.impl.read(handle, offset, nbytes, timeout=timeout)
 
     async def read_async(self, nbytes: int | None = None, offset: int = 0) -> bytes:
         """Async twin of :meth:`read`."""
@@ -335,11 +330,6 @@ def _check_timeout(timeout: Any, what: str) -> None:
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout >= 0:
         raise ValueError(f"{what}(timeout=...): timeout must be a number of seconds >= 0 or None, "
                          f"got {timeout!r}")
-
-
-def _with_timeout(fn: Any, timeout: float, *args: Any) -> Any:
-    """``fn(*args, timeout=timeout)``: every impl takes ``timeout`` (the cpu one never waits)."""
-    return fn(*args, timeout=timeout)
 
 
 def as_bytes_view(data: Any, what: str) -> memoryview:

@@ -103,7 +103,8 @@ class Facade:
     def submit(self, encoder: Any) -> None:
         raise NotImplementedError
 
-    def map_read(self, buf: Any, offset: int, n: int, out: memoryview | None = None) -> Any:
+    def map_read(self, buf: Any, offset: int, n: int, out: memoryview | None = None,
+                 timeout: float | None = None) -> Any:
         """Map a MAP_READ buffer, copy ``n`` bytes out (into ``out`` if given), unmap.
 
         A facade whose wait can time out also takes ``timeout`` (seconds; raise
@@ -117,8 +118,8 @@ class Facade:
         """A scope in which the facade's own waits also honour ``timeout`` (seconds from now)."""
         return contextlib.nullcontext()
 
-    def wait_idle(self) -> None:
-        """Wait until every submitted command has run (optionally ``timeout=`` seconds)."""
+    def wait_idle(self, timeout: float | None = None) -> None:
+        """Wait until every submitted command has run (DeviceTimeoutError past ``timeout`` s)."""
         raise NotImplementedError
 
     async def wait_idle_async(self) -> None:
@@ -492,10 +493,7 @@ class GPUDeviceImpl:
         with self.lock:
             self.flush()
             try:
-                if timeout is None:
-                    self.f.wait_idle()
-                else:
-                    self.f.wait_idle(timeout=timeout)
+                self.f.wait_idle(timeout=timeout)
             except Exception as exc:
                 err = self._mapped(exc)
                 if err is exc:
@@ -590,15 +588,14 @@ class GPUDeviceImpl:
         the facade cleans it up once its map resolves, and the device stays usable."""
         with self.lock:
             self._check()
-            kw = {} if timeout is None else {"timeout": timeout}
             try:
                 with self.f.deadline(timeout):  # (the staging buffer's creation may wait too)
                     st, size, skip, span = self._start_read(h, offset, n)
                 if out is not None and skip == 0 and span == n:
-                    self.f.map_read(st, 0, n, out, **kw)
+                    self.f.map_read(st, 0, n, out, timeout=timeout)
                     res = out
                 else:
-                    res = _trim_read(self.f.map_read(st, 0, span, **kw), skip, span, n, out)
+                    res = _trim_read(self.f.map_read(st, 0, span, timeout=timeout), skip, span, n, out)
             except Exception as exc:
                 err = self._mapped(exc)
                 if err is exc:

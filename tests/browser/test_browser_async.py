@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 
 import pytest
+from _page_js import RUN_SYNC_JS
 
 np = pytest.importorskip("numpy")
 
@@ -40,19 +41,6 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
 }
 """
 
-# runs Python with pyodide.runPython (no JSPI); returns {ok, value | type, message}
-RUN_SYNC_JS = """
-(code) => {
-  try {
-    const r = window.pyodide.runPython(code);
-    const v = (r && typeof r.toJs === "function") ? r.toJs() : r;
-    if (r && typeof r.destroy === "function") r.destroy();
-    return {ok: true, value: v};
-  } catch (err) {
-    return {ok: false, type: err?.type ?? err?.name, message: String(err?.message ?? err)};
-  }
-}
-"""
 
 
 def b64(a) -> str:

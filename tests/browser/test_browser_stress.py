@@ -27,6 +27,7 @@ from __future__ import annotations
 import base64
 
 import pytest
+from _page_js import RUN_SYNC_JS
 
 np = pytest.importorskip("numpy")
 
@@ -35,19 +36,6 @@ from pyaccel.testing import assert_allclose_dtype  # noqa: E402
 GIB_F32 = 268435456  # float32 elements in 1 GiB (max_buffer_size on SwiftShader)
 STALE = 4321.0 * 8  # what the earlier read below leaves in the staging pool
 
-# runs Python with pyodide.runPython (no JSPI); returns {ok, value | type, message}
-RUN_SYNC_JS = """
-(code) => {
-  try {
-    const r = window.pyodide.runPython(code);
-    const v = (r && typeof r.toJs === "function") ? r.toJs() : r;
-    if (r && typeof r.destroy === "function") r.destroy();
-    return {ok: true, value: v};
-  } catch (err) {
-    return {ok: false, type: err?.type ?? err?.name, message: String(err?.message ?? err)};
-  }
-}
-"""
 
 NO_JSPI = """
 import pyodide.ffi as _ffi
