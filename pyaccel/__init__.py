@@ -13,6 +13,8 @@ from .device import Buffer, Device, DeviceDescriptor
 from .dtypes import (
     DType,
     bool_,
+    complex64,
+    complex128,
     float16,
     float32,
     float64,
@@ -66,7 +68,7 @@ __all__ = [
     "DeviceNotFoundError", "DeviceTimeoutError", "DeviceURI", "InvalidDeviceURIError", "Kernel", "KernelCompileError",
     "Limits", "OutOfDeviceMemoryError", "PyaccelError", "UnsupportedDTypeError", "backend",
     "backends", "bool_", "count_devices", "default_device_uri", "device", "device_async", "devices",
-    "errors", "first_device", "float16", "float32", "float64", "get_device", "int8", "int16",
+    "complex64", "complex128", "errors", "first_device", "float16", "float32", "float64", "get_device", "int8", "int16",
     "int32", "int64", "parse_uri", "register_backend", "rescan_backends", "set_device", "uint8", "uint16", "uint32",
     "uint64", "using",
 ]

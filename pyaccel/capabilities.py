@@ -19,6 +19,7 @@ class Capability(enum.Flag):
     SOFTWARE = enum.auto()  # a CPU implementation of a GPU API (lavapipe, llvmpipe, SwiftShader)
     DATA_DEPENDENT_SHAPES = enum.auto()  # unique/nonzero/boolean masks produce arrays
     KERNELS_RUN_REFERENCE = enum.auto()  # custom kernels run their NumPy reference (cpu)
+    COMPLEX = enum.auto()  # complex64/complex128 arrays
 
     # Aliases in the spelling the issue/docs use.
     f16 = F16

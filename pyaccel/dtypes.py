@@ -24,7 +24,7 @@ class DType:
     """A pyaccel dtype (singletons: compare with ``is`` or ``==``)."""
 
     name: str
-    kind: str  # "b" bool, "i" signed int, "u" unsigned int, "f" float
+    kind: str  # "b" bool, "i" signed int, "u" unsigned int, "f" real float, "c" complex
     itemsize: int  # logical size in bytes (host / NumPy)
     char: str  # struct/array module format character
 
@@ -78,13 +78,17 @@ uint64 = DType("uint64", "u", 8, "Q")
 float16 = DType("float16", "f", 2, "e")
 float32 = DType("float32", "f", 4, "f")
 float64 = DType("float64", "f", 8, "d")
+complex64 = DType("complex64", "c", 8, "F")
+complex128 = DType("complex128", "c", 16, "D")
 
 ALL_DTYPES: tuple[DType, ...] = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-                                 float16, float32, float64)
+                                 float16, float32, float64, complex64, complex128)
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update({"bool_": bool_, "f4": float32, "f8": float64, "f2": float16, "i4": int32,
                  "u4": uint32, "i8": int64, "u8": uint64, "i1": int8, "u1": uint8, "i2": int16,
-                 "u2": uint16, "?": bool_, "half": float16, "single": float32, "double": float64})
+                 "u2": uint16, "?": bool_, "half": float16, "single": float32, "double": float64,
+                 "c8": complex64, "c16": complex128, "F": complex64, "D": complex128,
+                 "csingle": complex64, "cdouble": complex128})
 WGSL_SCALARS = {"f32": float32, "f16": float16, "i32": int32, "u32": uint32, "bool": bool_}
 
 
@@ -158,6 +162,7 @@ class DTypeRow:
     wgsl_compute: str | None
     functions: str | None
     wrap: str | None = None
+    prefix: str | None = None  # WGSL function prefix of a multi-lane library (``f64_add``), else None
 
     def supported_by(self, caps: Capability) -> bool:
         return self.needs in caps
@@ -177,21 +182,29 @@ class DTypeRow:
 
 
 _WGSL_SCALAR_LAYOUT = {"f32": (4, "f", "float32"), "f16": (2, "e", "float16"),
-                       "i32": (4, "i", "int32"), "u32": (4, "I", "uint32")}
+                       "i32": (4, "i", "int32"), "u32": (4, "I", "uint32"),
+                       # multi-lane storage (bit-identical to NumPy's little-endian bytes):
+                       # 64-bit ints and float64 as (low word, high word); complex64 as
+                       # (real, imag); complex128 as (real low, real high, imag low, imag high)
+                       "vec2<u32>": (8, "I", "uint32", 2), "vec2<f32>": (8, "f", "float32", 2),
+                       "vec4<u32>": (16, "I", "uint32", 4)}
 _NONE = Capability.NONE
 DTYPE_TABLE: dict[DType, DTypeRow] = {r.dtype: r for r in (
     DTypeRow(bool_, _NONE, "u32", "u32", "ew_uint"),
     DTypeRow(int8, _NONE, "i32", "i32", "ew_sint", "(r << 24u) >> 24u"),
     DTypeRow(int16, _NONE, "i32", "i32", "ew_sint", "(r << 16u) >> 16u"),
     DTypeRow(int32, _NONE, "i32", "i32", "ew_sint"),
-    DTypeRow(int64, Capability.INT64, None, None, None),
+    DTypeRow(int64, Capability.INT64, "vec2<u32>", "vec2<u32>", "ew_i64", prefix="i64_"),
     DTypeRow(uint8, _NONE, "u32", "u32", "ew_uint", "r & 0xffu"),
     DTypeRow(uint16, _NONE, "u32", "u32", "ew_uint", "r & 0xffffu"),
     DTypeRow(uint32, _NONE, "u32", "u32", "ew_uint"),
-    DTypeRow(uint64, Capability.INT64, None, None, None),
+    DTypeRow(uint64, Capability.INT64, "vec2<u32>", "vec2<u32>", "ew_u64", prefix="u64_"),
     DTypeRow(float16, Capability.F16, "f16", "f32", "ew_float"),
     DTypeRow(float32, _NONE, "f32", "f32", "ew_float"),
-    DTypeRow(float64, Capability.FLOAT64, None, None, None),
+    DTypeRow(float64, Capability.FLOAT64, "vec2<u32>", "vec2<u32>", "ew_f64", prefix="f64_"),
+    DTypeRow(complex64, Capability.COMPLEX, "vec2<f32>", "vec2<f32>", "ew_c64", prefix="c64_"),
+    DTypeRow(complex128, Capability.COMPLEX | Capability.FLOAT64, "vec4<u32>", "vec4<u32>",
+             "ew_c128", prefix="c128_"),
 )}
 # WebGPU buffer layout per dtype (dtypes WGSL cannot store are absent)
 WGSL_LAYOUT: dict[DType, StorageLayout] = {
@@ -199,8 +212,10 @@ WGSL_LAYOUT: dict[DType, StorageLayout] = {
 # host layout per dtype (the cpu device stores these)
 HOST_LAYOUT: dict[DType, StorageLayout] = {d: r.host_layout for d, r in DTYPE_TABLE.items()}
 # WGSL compute type -> its function library (ops/<name>.wgsl)
+# (32-bit scalar compute types only; multi-lane dtypes name their library and prefix in the row)
 WGSL_FUNCTIONS: dict[str, str] = {r.wgsl_compute: r.functions for r in DTYPE_TABLE.values()
-                                  if r.wgsl_compute is not None and r.functions is not None}
+                                  if r.wgsl_compute is not None and r.functions is not None
+                                  and r.prefix is None}
 
 
 def dtypes_for(caps: Capability) -> tuple[DType, ...]:

@@ -28,7 +28,8 @@ def test_supported_dtypes_follow_capabilities() -> None:
     gpu = [d.name for d in dtypes_for(Capability.NONE)]
     assert gpu == ["bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float32"]
     assert pyaccel.float16 in dtypes_for(Capability.F16)
-    assert dtypes_for(Capability.FLOAT64 | Capability.INT64 | Capability.F16) == ALL_DTYPES
+    assert dtypes_for(Capability.FLOAT64 | Capability.INT64 | Capability.F16
+                      | Capability.COMPLEX) == ALL_DTYPES
     assert pyaccel.float64 in dtypes_for(Capability.FLOAT64)
     assert pyaccel.int64 not in dtypes_for(Capability.FLOAT64)
 
@@ -38,7 +39,9 @@ def test_storage_layouts() -> None:
     assert WGSL_LAYOUT[pyaccel.int8].numpy == "int32"
     assert WGSL_LAYOUT[pyaccel.uint16].numpy == "uint32"
     assert WGSL_LAYOUT[pyaccel.float16].itemsize == 2
-    assert pyaccel.float64 not in WGSL_LAYOUT
+    # emulated 64-bit and complex: bit-identical to NumPy's bytes, in 32-bit lanes
+    assert (WGSL_LAYOUT[pyaccel.float64].itemsize, WGSL_LAYOUT[pyaccel.float64].lanes) == (8, 2)
+    assert (WGSL_LAYOUT[pyaccel.complex128].itemsize, WGSL_LAYOUT[pyaccel.complex128].lanes) == (16, 4)
     for d in ALL_DTYPES:
         assert (HOST_LAYOUT[d].itemsize, HOST_LAYOUT[d].char, HOST_LAYOUT[d].numpy) == (d.itemsize, d.char, d.name)
         if d in WGSL_LAYOUT:
@@ -49,6 +52,6 @@ def test_storage_layouts() -> None:
 def test_wgsl_function_files_exist() -> None:
     assert WGSL_FUNCTIONS == {"f32": "ew_float", "i32": "ew_sint", "u32": "ew_uint"}
     for row in DTYPE_TABLE.values():
-        if row.functions is not None:
+        if row.functions is not None and row.prefix is None:
             assert (OPS_DIR / f"{row.functions}.wgsl").is_file()
             assert row.wgsl_compute in WGSL_FUNCTIONS
