@@ -23,6 +23,9 @@ from __future__ import annotations
 import os
 import sys
 
+# SciPy reads this once, at import: its array-API dispatch (tests/clients) needs it set first
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
+
 import pytest
 
 try:

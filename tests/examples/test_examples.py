@@ -15,6 +15,7 @@ EXAMPLES = {
     "kmeans.py": ["--points", "3000", "--k", "8", "--iters", "5", "--repeat", "1"],
     "mlp.py": ["--batch", "64", "--width", "128", "--repeat", "1"],
     "mandelbrot.py": ["--width", "160", "--height", "120", "--max-iter", "100", "--repeat", "1"],
+    "sklearn_pca.py": ["--components", "12", "--repeat", "1"],
 }
 
 
