@@ -1,0 +1,49 @@
+// Right-looking Cholesky of a stack of n x n matrices, one dispatch per column k.
+//
+// Prefix: T = f32 (the storage and arithmetic type).
+// w: a working copy of the input (batch, n, n), only its lower triangle is read;
+// l: the result (batch, n, n). Dispatch k runs one thread per (matrix, i, j) of the
+// trailing (n - k) x (n - k) block:
+//   j == k, i >= k : l[i, k] = w[i, k] / sqrt(w[k, k])            (column k of L)
+//   k < j <= i     : w[i, j] -= w[i, k] * w[j, k] / w[k, k]        (trailing update)
+//   i == k, j > k  : l[k, j] = 0                                   (upper triangle)
+// Column k of w is only read in dispatch k and columns > k only written, so threads
+// never race. No loops (Mesa's loop cap does not apply). A pivot w[k, k] <= 0 or NaN gives
+// NaN in L (sqrt of a negative); the caller flags matrices whose diagonal is not > 0.
+
+override WG: u32 = 256u;
+
+struct Params {
+    n: u32,
+    k: u32,
+    m: u32,      // n - k
+    total: u32,  // batch * m * m
+}
+
+@group(0) @binding(0) var<storage, read_write> w: array<T>;
+@group(0) @binding(1) var<storage, read_write> l: array<T>;
+@group(0) @binding(2) var<uniform> P: Params;
+
+@compute @workgroup_size(WG)
+fn chol_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = gid.x + gid.y * (nwg.x * WG);
+    if (t >= P.total) { return; }
+    let mm = P.m * P.m;
+    let b = t / mm;
+    let r = t - b * mm;
+    let i = P.k + r / P.m;
+    let j = P.k + r % P.m;
+    let n = P.n;
+    let base = b * n * n;
+    let k = P.k;
+    if (j > i) {
+        if (i == k) { l[base + k * n + j] = T(0.0); }
+        return;
+    }
+    let dkk = w[base + k * n + k];
+    if (j == k) {
+        l[base + i * n + k] = w[base + i * n + k] / sqrt(dkk);
+        return;
+    }
+    w[base + i * n + j] = w[base + i * n + j] - w[base + i * n + k] * (w[base + j * n + k] / dkk);
+}

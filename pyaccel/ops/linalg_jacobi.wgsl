@@ -1,0 +1,193 @@
+// Cyclic Jacobi methods with the parallel (round-robin) ordering: eigh (two-sided) and
+// the SVD (one-sided, Hestenes).
+//
+// Prefix: T = f32. n columns are padded to an even count np (index n is a dummy when n is
+// odd); a sweep is np - 1 rounds; round r pairs index np - 1 with r and (r + i) mod (np - 1)
+// with (r - i) mod (np - 1), i = 1 .. np/2 - 1, so the np/2 pairs of a round are disjoint
+// and every pair meets once per sweep. One workgroup per (matrix, pair).
+//  * eigh, two dispatches per round: `eig_rows` computes the rotation (c, s) that zeroes
+//    a[p, q] (Golub & Van Loan, sym.schur2) from rows p, q (which it owns), stores it in
+//    rot and rotates rows p and q; `eig_cols` rotates columns p and q of a and of the
+//    eigenvector matrix v (so a <- J^T a J, v <- v J) and sets a[p, q] = a[q, p] = 0.
+//  * SVD, one dispatch per round: `svd_round` rotates columns p and q of u (m x n) so that
+//    they become orthogonal, and the same columns of v (n x n); it stores
+//    |u_p . u_q| / (|u_p| |u_q|) in conv[(matrix, round, pair)] for the host's
+//    convergence check (rotations below P.tol are skipped).
+// Loops per invocation: a few (m / WG) + log2(WG).
+
+override WG: u32 = 64u;
+
+struct Params {
+    n: u32,      // columns (matrix order for eigh)
+    m: u32,      // rows of u (SVD); n for eigh
+    np: u32,     // n padded to even
+    round: u32,
+    batch: u32,
+    groups: u32, // batch * np / 2
+    tol: f32,
+    _p0: u32,
+}
+
+@group(0) @binding(0) var<storage, read_write> a: array<T>;
+@group(0) @binding(1) var<storage, read_write> v: array<T>;
+@group(0) @binding(2) var<storage, read_write> rot: array<T>;
+@group(0) @binding(3) var<uniform> P: Params;
+
+var<workgroup> r0: array<f32, WG>;
+var<workgroup> r1: array<f32, WG>;
+var<workgroup> r2: array<f32, WG>;
+
+// (matrix, p, q) of workgroup g, p < q; q == n marks a dummy pair
+fn pair(g: u32) -> vec3<u32> {
+    let half = P.np / 2u;
+    let b = g / half;
+    let i = g % half;
+    let mm = P.np - 1u;
+    var p: u32;
+    var q: u32;
+    if (i == 0u) {
+        p = P.round;
+        q = mm;
+    } else {
+        p = (P.round + i) % mm;
+        q = (P.round + mm - i) % mm;
+    }
+    return vec3<u32>(b, min(p, q), max(p, q));
+}
+
+// tangent of the rotation angle for the 2x2 symmetric problem [[app, apq], [apq, aqq]]
+fn rot_t(app: f32, aqq: f32, apq: f32) -> f32 {
+    let tau = (aqq - app) / (2.0 * apq);
+    let sg = select(1.0, -1.0, tau < 0.0);
+    if (abs(tau) > 1e18) { return 0.5 / tau; }
+    return sg / (abs(tau) + sqrt(1.0 + tau * tau));
+}
+
+@compute @workgroup_size(WG)
+fn eig_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+            @builtin(local_invocation_index) lid: u32) {
+    let g = wid.x + wid.y * nwg.x;
+    if (g >= P.groups) { return; }
+    let pq = pair(g);
+    let n = P.n;
+    if (pq.z >= n) { return; }
+    let b = pq.x;
+    let p = pq.y;
+    let q = pq.z;
+    let base = b * n * n;
+    let app = f32(a[base + p * n + p]);
+    let aqq = f32(a[base + q * n + q]);
+    let apq = f32(a[base + p * n + q]);
+    var c = 1.0;
+    var s = 0.0;
+    if (apq != 0.0) {
+        let t = rot_t(app, aqq, apq);
+        c = 1.0 / sqrt(1.0 + t * t);
+        s = t * c;
+    }
+    workgroupBarrier();  // everyone has read a[p, p], a[q, q], a[p, q] before rows change
+    if (lid == 0u) {
+        rot[2u * g] = T(c);
+        rot[2u * g + 1u] = T(s);
+    }
+    for (var j = lid; j < n; j += WG) {
+        let x = f32(a[base + p * n + j]);
+        let y = f32(a[base + q * n + j]);
+        a[base + p * n + j] = T(c * x - s * y);
+        a[base + q * n + j] = T(s * x + c * y);
+    }
+}
+
+@compute @workgroup_size(WG)
+fn eig_cols(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+            @builtin(local_invocation_index) lid: u32) {
+    let g = wid.x + wid.y * nwg.x;
+    if (g >= P.groups) { return; }
+    let pq = pair(g);
+    let n = P.n;
+    if (pq.z >= n) { return; }
+    let b = pq.x;
+    let p = pq.y;
+    let q = pq.z;
+    let base = b * n * n;
+    let c = f32(rot[2u * g]);
+    let s = f32(rot[2u * g + 1u]);
+    if (s == 0.0 && c == 1.0) { return; }
+    for (var j = lid; j < n; j += WG) {
+        let x = f32(a[base + j * n + p]);
+        let y = f32(a[base + j * n + q]);
+        var np_ = c * x - s * y;
+        var nq = s * x + c * y;
+        if (j == q) { np_ = 0.0; }
+        if (j == p) { nq = 0.0; }
+        a[base + j * n + p] = T(np_);
+        a[base + j * n + q] = T(nq);
+        let vx = f32(v[base + j * n + p]);
+        let vy = f32(v[base + j * n + q]);
+        v[base + j * n + p] = T(c * vx - s * vy);
+        v[base + j * n + q] = T(s * vx + c * vy);
+    }
+}
+
+@compute @workgroup_size(WG)
+fn svd_round(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+             @builtin(local_invocation_index) lid: u32) {
+    let g = wid.x + wid.y * nwg.x;
+    if (g >= P.groups) { return; }
+    let pq = pair(g);
+    let n = P.n;
+    let m = P.m;
+    let b = pq.x;
+    let p = pq.y;
+    let q = min(pq.z, n - 1u);  // a dummy pair still joins the barriers below
+    let ub = b * m * n;
+    let vb = b * n * n;
+    var al = 0.0;
+    var be = 0.0;
+    var ga = 0.0;
+    for (var i = lid; i < m; i += WG) {
+        let x = f32(a[ub + i * n + p]);
+        let y = f32(a[ub + i * n + q]);
+        al = al + x * x;
+        be = be + y * y;
+        ga = ga + x * y;
+    }
+    r0[lid] = al;
+    r1[lid] = be;
+    r2[lid] = ga;
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s = s / 2u) {
+        if (lid < s) {
+            r0[lid] = r0[lid] + r0[lid + s];
+            r1[lid] = r1[lid] + r1[lid + s];
+            r2[lid] = r2[lid] + r2[lid + s];
+        }
+        workgroupBarrier();
+    }
+    al = r0[0];
+    be = r1[0];
+    ga = r2[0];
+    var off = 0.0;
+    if (al > 0.0 && be > 0.0) { off = abs(ga) / sqrt(al) / sqrt(be); }
+    if (pq.z >= n) { off = 0.0; }
+    if (lid == 0u) { rot[P.round * P.groups + g] = T(off); }
+    if (pq.z >= n || !(off > P.tol)) { return; }
+    let zeta = (be - al) / (2.0 * ga);
+    let sg = select(1.0, -1.0, zeta < 0.0);
+    var t = sg / (abs(zeta) + sqrt(1.0 + zeta * zeta));
+    if (abs(zeta) > 1e18) { t = 0.5 / zeta; }
+    let c = 1.0 / sqrt(1.0 + t * t);
+    let s = t * c;
+    for (var i = lid; i < m; i += WG) {
+        let x = f32(a[ub + i * n + p]);
+        let y = f32(a[ub + i * n + q]);
+        a[ub + i * n + p] = T(c * x - s * y);
+        a[ub + i * n + q] = T(s * x + c * y);
+    }
+    for (var i = lid; i < n; i += WG) {
+        let x = f32(v[vb + i * n + p]);
+        let y = f32(v[vb + i * n + q]);
+        v[vb + i * n + p] = T(c * x - s * y);
+        v[vb + i * n + q] = T(s * x + c * y);
+    }
+}
