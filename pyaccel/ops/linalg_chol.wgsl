@@ -8,8 +8,9 @@
 //   k < j <= i     : w[i, j] -= w[i, k] * w[j, k] / w[k, k]        (trailing update)
 //   i == k, j > k  : l[k, j] = 0                                   (upper triangle)
 // Column k of w is only read in dispatch k and columns > k only written, so threads
-// never race. No loops (Mesa's loop cap does not apply). A pivot w[k, k] <= 0 or NaN gives
-// NaN in L (sqrt of a negative); the caller flags matrices whose diagonal is not > 0.
+// never race. No loops (Mesa's loop cap does not apply). A pivot w[k, k] <= 0 sets
+// fail[matrix] = 1 (not positive definite) and gives NaN in L; a NaN pivot (NaN input) only
+// propagates NaN, without a flag, as NumPy's cholesky (OpenBLAS) does.
 
 override WG: u32 = 256u;
 
@@ -22,7 +23,8 @@ struct Params {
 
 @group(0) @binding(0) var<storage, read_write> w: array<T>;
 @group(0) @binding(1) var<storage, read_write> l: array<T>;
-@group(0) @binding(2) var<uniform> P: Params;
+@group(0) @binding(2) var<storage, read_write> fail: array<T>;
+@group(0) @binding(3) var<uniform> P: Params;
 
 @compute @workgroup_size(WG)
 fn chol_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -42,6 +44,7 @@ fn chol_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     }
     let dkk = w[base + k * n + k];
     if (j == k) {
+        if (i == k && dkk <= T(0.0)) { fail[b] = T(1.0); }
         l[base + i * n + k] = w[base + i * n + k] / sqrt(dkk);
         return;
     }

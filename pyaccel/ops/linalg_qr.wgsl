@@ -54,6 +54,9 @@ fn house(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
     let k = P.k;
     let base = b * m * n;
     let vb = (b * P.kk + k) * m;
+    // read before any barrier: thread 0 overwrites a[k, k] at the end, possibly before other
+    // SIMD batches of the workgroup get here
+    let alpha = f32(a[base + k * n + k]);
     // scaled sum of squares (the largest |x| first, so squares neither overflow nor underflow)
     var mx = 0.0;
     for (var i = k + 1u + lid; i < m; i += WG) { mx = max(mx, abs(f32(a[base + i * n + k]))); }
@@ -74,7 +77,6 @@ fn house(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
     }
     ss = wg_sum(lid, ss);
     let xnorm = amax * sqrt(ss);
-    let alpha = f32(a[base + k * n + k]);
     var t = 0.0;
     var beta = alpha;
     var scale = 0.0;
