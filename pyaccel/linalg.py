@@ -324,9 +324,8 @@ def qr(x: Array, /, *, mode: str = "reduced") -> QRResult:
 
 
 def eigh(x: Array, /) -> EighResult:
-    """Eigenvalues (ascending) and eigenvectors (columns) of symmetric / Hermitian matrices.
-    Only the lower triangle is read on cpu (LAPACK); GPUs read the whole matrix and assume
-    symmetry (see docs/linalg.md)."""
+    """Eigenvalues (ascending) and eigenvectors (columns) of symmetric / Hermitian matrices
+    (only the lower triangle is read, as in NumPy)."""
     x = _float_input(x, "eigh")
     w, v = x.device.ops.linalg_eigh(x, _real_dtype(x.dtype))
     return EighResult(w, v)

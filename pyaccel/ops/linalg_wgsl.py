@@ -239,7 +239,10 @@ class WgslLinalg:
         npad = n + n % 2
         groups = batch * npad // 2
         with device_lock(dev):
-            a = self._copy(x, (batch, n, n))
+            # only the lower triangle counts, as in LAPACK: a = tril(x) + tril(x, -1)^T
+            low = self.tri(x, 0, False)  # type: ignore[attr-defined]
+            a = _manip.reshape(_ew.add(low, _manip.matrix_transpose(self.tri(x, -1, False))),  # type: ignore[attr-defined]
+                               (batch, n, n))
             vec = self._eye_stack(batch, n, n, dt)
         if batch and n > 1:
             rot = Array._output(dev, (2 * groups,), dt)

@@ -149,6 +149,8 @@ def test_eigh(device, rng, poisoned, n):  # noqa: F811
         want = np.linalg.eigvalsh(a64)
         assert np.max(np.abs(w - want)) / np.max(np.abs(want)) < tol(dt, n)
         np.testing.assert_array_equal(la.eigvalsh(on(device, a)).to_numpy(), w)
+        junk = a + np.triu(gen(rng, a.shape, dt), 1)  # only the lower triangle is read
+        np.testing.assert_array_equal(la.eigvalsh(on(device, junk)).to_numpy(), w)
 
 
 @pytest.mark.parametrize("shape", [(5, 5), (33, 7), (7, 33), (24, 24), (1, 3)])
