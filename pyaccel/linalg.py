@@ -138,7 +138,7 @@ def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     if dt.name == "float16":  # products and sums in float32, rounded once (as matmul)
         p = multiply(x1.astype("float32"), x2.astype("float32"))
         return _sum(p, axis=ax - nd + p.ndim).astype(dt)
-    p = multiply(x1, x2)
+    p = multiply(ew.conj(x1) if x1.dtype.kind == "c" else x1, x2)  # the spec conjugates x1
     return _sum(p, axis=ax - nd + p.ndim, dtype=p.dtype)
 
 
