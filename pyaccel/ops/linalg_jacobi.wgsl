@@ -14,6 +14,11 @@
 //    |u_p . u_q| / (|u_p| |u_q|) in conv[(matrix, round, pair)] for the host's
 //    convergence check (rotations below P.tol are skipped).
 // Loops per invocation: a few (m / WG) + log2(WG).
+//
+// Small matrices (n <= 256): `eig_fused` / `svd_fused` run P.nrounds consecutive rounds in
+// one dispatch, one workgroup (WGF threads) per matrix: P.tpp threads per pair split the
+// rows / columns, workgroup and storage barriers separate the phases and the rounds. The
+// host picks nrounds so that an invocation stays within the loop cap (MAX_LOOP).
 
 override WG: u32 = 64u;
 
@@ -25,7 +30,10 @@ struct Params {
     batch: u32,
     groups: u32, // batch * np / 2
     tol: f32,
+    nrounds: u32, // fused kernels: rounds round .. round + nrounds - 1 in this dispatch
+    tpp: u32,     // fused kernels: threads per pair (a power of two)
     _p0: u32,
+    _p1: u32,
 }
 
 @group(0) @binding(0) var<storage, read_write> a: array<T>;
@@ -39,6 +47,10 @@ var<workgroup> r2: array<f32, WG>;
 
 // (matrix, p, q) of workgroup g, p < q; q == n marks a dummy pair
 fn pair(g: u32) -> vec3<u32> {
+    return pair_r(g, P.round);
+}
+
+fn pair_r(g: u32, round: u32) -> vec3<u32> {
     let half = P.np / 2u;
     let b = g / half;
     let i = g % half;
@@ -46,11 +58,11 @@ fn pair(g: u32) -> vec3<u32> {
     var p: u32;
     var q: u32;
     if (i == 0u) {
-        p = P.round;
+        p = round;
         q = mm;
     } else {
-        p = (P.round + i) % mm;
-        q = (P.round + mm - i) % mm;
+        p = (round + i) % mm;
+        q = (round + mm - i) % mm;
     }
     return vec3<u32>(b, min(p, q), max(p, q));
 }
@@ -189,5 +201,176 @@ fn svd_round(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
         let y = f32(v[vb + i * n + q]);
         v[vb + i * n + p] = T(c * x - s * y);
         v[vb + i * n + q] = T(s * x + c * y);
+    }
+}
+
+const WGF: u32 = 256u;
+var<workgroup> f0: array<f32, WGF>;
+var<workgroup> f1: array<f32, WGF>;
+var<workgroup> f2: array<f32, WGF>;
+var<workgroup> fc: array<f32, 128>;
+var<workgroup> fs: array<f32, 128>;
+
+@compute @workgroup_size(WGF)
+fn svd_fused(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+             @builtin(local_invocation_index) lid: u32) {
+    let b = wid.x + wid.y * nwg.x;
+    if (b >= P.batch) { return; }
+    let n = P.n;
+    let m = P.m;
+    let half = P.np / 2u;
+    let tpp = P.tpp;
+    let pi = lid / tpp;  // this thread's pair
+    let sub = lid % tpp;
+    let live = pi < half;
+    let ub = b * m * n;
+    let vb = b * n * n;
+    for (var rr = 0u; rr < P.nrounds; rr++) {
+        let round = P.round + rr;
+        var p = 0u;
+        var q = 0u;
+        var has_pair = false;
+        if (live) {
+            let pq = pair_r(b * half + pi, round);
+            p = pq.y;
+            q = pq.z;
+            has_pair = q < n;
+        }
+        var al = 0.0;
+        var be = 0.0;
+        var ga = 0.0;
+        if (has_pair) {
+            for (var i = sub; i < m; i += tpp) {
+                let x = f32(a[ub + i * n + p]);
+                let y = f32(a[ub + i * n + q]);
+                al = al + x * x;
+                be = be + y * y;
+                ga = ga + x * y;
+            }
+        }
+        f0[lid] = al;
+        f1[lid] = be;
+        f2[lid] = ga;
+        workgroupBarrier();
+        for (var s = tpp / 2u; s > 0u; s = s / 2u) {
+            if (sub < s) {
+                f0[lid] = f0[lid] + f0[lid + s];
+                f1[lid] = f1[lid] + f1[lid + s];
+                f2[lid] = f2[lid] + f2[lid + s];
+            }
+            workgroupBarrier();
+        }
+        if (has_pair) {
+            let l0 = pi * tpp;
+            al = f0[l0];
+            be = f1[l0];
+            ga = f2[l0];
+            var off = 0.0;
+            if (al > 0.0 && be > 0.0) { off = abs(ga) / sqrt(al) / sqrt(be); }
+            if (sub == 0u) { rot[round * P.groups + b * half + pi] = T(off); }
+            if (off > P.tol) {
+                let zeta = (be - al) / (2.0 * ga);
+                let sg = select(1.0, -1.0, zeta < 0.0);
+                var t = sg / (abs(zeta) + sqrt(1.0 + zeta * zeta));
+                if (abs(zeta) > 1e18) { t = 0.5 / zeta; }
+                let c = 1.0 / sqrt(1.0 + t * t);
+                let sn = t * c;
+                for (var i = sub; i < m; i += tpp) {
+                    let x = f32(a[ub + i * n + p]);
+                    let y = f32(a[ub + i * n + q]);
+                    a[ub + i * n + p] = T(c * x - sn * y);
+                    a[ub + i * n + q] = T(sn * x + c * y);
+                }
+                for (var i = sub; i < n; i += tpp) {
+                    let x = f32(v[vb + i * n + p]);
+                    let y = f32(v[vb + i * n + q]);
+                    v[vb + i * n + p] = T(c * x - sn * y);
+                    v[vb + i * n + q] = T(sn * x + c * y);
+                }
+            }
+        } else if (live && sub == 0u) {
+            rot[round * P.groups + b * half + pi] = T(0.0);
+        }
+        storageBarrier();
+        workgroupBarrier();
+    }
+}
+
+@compute @workgroup_size(WGF)
+fn eig_fused(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+             @builtin(local_invocation_index) lid: u32) {
+    let b = wid.x + wid.y * nwg.x;
+    if (b >= P.batch) { return; }
+    let n = P.n;
+    let half = P.np / 2u;
+    let tpp = P.tpp;
+    let pi = lid / tpp;
+    let sub = lid % tpp;
+    let live = pi < half;
+    let base = b * n * n;
+    for (var rr = 0u; rr < P.nrounds; rr++) {
+        let round = P.round + rr;
+        var p = 0u;
+        var q = 0u;
+        var has_pair = false;
+        if (live) {
+            let pq = pair_r(b * half + pi, round);
+            p = pq.y;
+            q = pq.z;
+            has_pair = q < n;
+        }
+        // 1. rotation of each pair (from rows p, q before any of them changes)
+        if (has_pair && sub == 0u) {
+            let app = f32(a[base + p * n + p]);
+            let aqq = f32(a[base + q * n + q]);
+            let apq = f32(a[base + p * n + q]);
+            var c = 1.0;
+            var s = 0.0;
+            if (apq != 0.0) {
+                let t = rot_t(app, aqq, apq);
+                c = 1.0 / sqrt(1.0 + t * t);
+                s = t * c;
+            }
+            fc[pi] = c;
+            fs[pi] = s;
+        }
+        storageBarrier();
+        workgroupBarrier();
+        var c = 1.0;
+        var s = 0.0;
+        if (has_pair) {
+            c = fc[pi];
+            s = fs[pi];
+        }
+        // 2. rows p and q
+        if (has_pair && s != 0.0) {
+            for (var j = sub; j < n; j += tpp) {
+                let x = f32(a[base + p * n + j]);
+                let y = f32(a[base + q * n + j]);
+                a[base + p * n + j] = T(c * x - s * y);
+                a[base + q * n + j] = T(s * x + c * y);
+            }
+        }
+        storageBarrier();
+        workgroupBarrier();
+        // 3. columns p and q of a and v
+        if (has_pair && s != 0.0) {
+            for (var j = sub; j < n; j += tpp) {
+                let x = f32(a[base + j * n + p]);
+                let y = f32(a[base + j * n + q]);
+                var np_ = c * x - s * y;
+                var nq = s * x + c * y;
+                if (j == q) { np_ = 0.0; }
+                if (j == p) { nq = 0.0; }
+                a[base + j * n + p] = T(np_);
+                a[base + j * n + q] = T(nq);
+                let vx = f32(v[base + j * n + p]);
+                let vy = f32(v[base + j * n + q]);
+                v[base + j * n + p] = T(c * vx - s * vy);
+                v[base + j * n + q] = T(s * vx + c * vy);
+            }
+        }
+        storageBarrier();
+        workgroupBarrier();
     }
 }

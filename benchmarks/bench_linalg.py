@@ -1,0 +1,125 @@
+"""Benchmark the linalg factorizations against NumPy (same run, same float32 data).
+
+    python benchmarks/bench_linalg.py [--device vulkan:0] [--sizes 256 1024] [--repeat 3]
+                                      [--budget 120] [--quick]
+
+Prints a table and writes ``benchmarks/results/linalg.json``. Each pyaccel timing covers
+recording every dispatch *and* waiting for it (``device.synchronize()``; the Jacobi methods
+also read one convergence scalar back per sweep, the failure checks of solve / cholesky
+one flag per matrix); best of ``--repeat`` runs after one warm-up run (pipeline
+compilation excluded). Inputs are uploaded once, outside the timed region. NumPy runs
+``numpy.linalg`` (LAPACK through OpenBLAS) on the same host, float32.
+
+Cases: solve (one right-hand side), cholesky, qr (reduced), svd (full_matrices=False),
+eigh. A case whose estimated time (the smaller size's time scaled by n^3) exceeds
+``--budget`` seconds is not run and is reported as skipped with that estimate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import pyaccel  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results" / "linalg.json"
+
+
+def best_time(fn: Callable[[], Any], repeat: int) -> float:
+    fn()  # warm-up: pipelines, pool
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def inputs(n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    a = (rng.standard_normal((n, n)) / np.sqrt(n) + 2 * np.eye(n)).astype(np.float32)
+    b = rng.standard_normal((n, n)).astype(np.float32)
+    return {"a": a, "spd": (b @ b.T / n + np.eye(n)).astype(np.float32),
+            "sym": ((b + b.T) / 2).astype(np.float32), "rhs": rng.standard_normal((n, 1)).astype(np.float32)}
+
+
+def cases(dev: Any, data: dict[str, np.ndarray]) -> dict[str, tuple[Callable[[], Any], Callable[[], Any]]]:
+    la = pyaccel.linalg
+    A = {k: pyaccel.asarray(v, device=dev) for k, v in data.items()}
+
+    def gpu(f: Callable[[], Any]) -> Callable[[], Any]:
+        def run() -> None:
+            f()
+            dev.synchronize()
+        return run
+    return {
+        "solve": (gpu(lambda: la.solve(A["a"], A["rhs"])), lambda: np.linalg.solve(data["a"], data["rhs"])),
+        "cholesky": (gpu(lambda: la.cholesky(A["spd"])), lambda: np.linalg.cholesky(data["spd"])),
+        "qr": (gpu(lambda: la.qr(A["a"])), lambda: np.linalg.qr(data["a"])),
+        "svd": (gpu(lambda: la.svd(A["a"], full_matrices=False)),
+                lambda: np.linalg.svd(data["a"], full_matrices=False)),
+        "eigh": (gpu(lambda: la.eigh(A["sym"])), lambda: np.linalg.eigh(data["sym"])),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--device", default="vulkan:0")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[256, 1024])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--budget", type=float, default=120.0, help="seconds one timed call may take")
+    ap.add_argument("--ops", nargs="+", default=["solve", "cholesky", "qr", "svd", "eigh"])
+    ap.add_argument("--quick", action="store_true", help="sizes 64 and 256, one repeat")
+    args = ap.parse_args()
+    if args.quick:
+        args.sizes, args.repeat = [64, 256], 1
+    dev = pyaccel.device(args.device)
+    rng = np.random.default_rng(0)
+    rows: list[dict[str, Any]] = []
+    last: dict[str, tuple[int, float]] = {}
+    print(f"device {dev.uri}: {dev.info().get('adapter', dev.info()) if isinstance(dev.info(), dict) else ''}")
+    print(f"{'case':<16}{'pyaccel s':>12}{'numpy s':>12}{'ratio':>10}")
+    for n in sorted(args.sizes):
+        data = inputs(n, rng)
+        fns = cases(dev, data)
+        for op in args.ops:
+            g, h = fns[op]
+            est = None
+            if op in last:
+                n0, t0 = last[op]
+                est = t0 * (n / n0) ** 3
+            t_np = best_time(h, max(args.repeat, 3))
+            if est is not None and est > args.budget:
+                rows.append({"case": f"{op} {n}", "pyaccel_s": None, "numpy_s": t_np,
+                             "note": f"skipped: estimated {est:.0f} s > budget {args.budget:.0f} s"})
+                print(f"{op + ' ' + str(n):<16}{'skipped':>12}{t_np:>12.4f}   (estimated {est:.0f} s)")
+                continue
+            rep = args.repeat if (est is None or est * args.repeat < args.budget) else 1
+            t_g = best_time(g, rep) if est is None or est * 2 < args.budget else _once(g)
+            last[op] = (n, t_g)
+            rows.append({"case": f"{op} {n}", "pyaccel_s": t_g, "numpy_s": t_np, "ratio": t_g / t_np})
+            print(f"{op + ' ' + str(n):<16}{t_g:>12.4f}{t_np:>12.4f}{t_g / t_np:>10.1f}")
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps({"device": dev.uri, "rows": rows}, indent=1))
+    print(f"wrote {RESULTS.relative_to(ROOT)}")
+
+
+def _once(fn: Callable[[], Any]) -> float:
+    """One timed call without a warm-up (pipelines are warm from the smaller size)."""
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+if __name__ == "__main__":
+    main()
