@@ -13,6 +13,9 @@
 //    they become orthogonal, and the same columns of v (n x n); it stores
 //    |u_p . u_q| / (|u_p| |u_q|) in conv[(matrix, round, pair)] for the host's
 //    convergence check (rotations below P.tol are skipped).
+// Rotations use Rutishauser's form x' = x - s (y + r x), y' = y + s (x - r y), r = s / (1 + c):
+// a small correction to x and y, so that c^2 + s^2 rounding above 1 (c rounds to 1 for small
+// angles) does not make column norms drift over thousands of rotations.
 // Loops per invocation: a few (m / WG) + log2(WG).
 //
 // Small matrices (n <= 256): `eig_fused` / `svd_fused` run P.nrounds consecutive rounds in
@@ -98,6 +101,7 @@ fn eig_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
         s = t * c;
     }
     workgroupBarrier();  // everyone has read a[p, p], a[q, q], a[p, q] before rows change
+    let rs = s / (1.0 + c);
     if (lid == 0u) {
         rot[2u * g] = T(c);
         rot[2u * g + 1u] = T(s);
@@ -105,8 +109,8 @@ fn eig_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     for (var j = lid; j < n; j += WG) {
         let x = f32(a[base + p * n + j]);
         let y = f32(a[base + q * n + j]);
-        a[base + p * n + j] = T(c * x - s * y);
-        a[base + q * n + j] = T(s * x + c * y);
+        a[base + p * n + j] = T(x - s * (y + rs * x));
+        a[base + q * n + j] = T(y + s * (x - rs * y));
     }
 }
 
@@ -125,19 +129,20 @@ fn eig_cols(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     let c = f32(rot[2u * g]);
     let s = f32(rot[2u * g + 1u]);
     if (s == 0.0 && c == 1.0) { return; }
+    let rs = s / (1.0 + c);
     for (var j = lid; j < n; j += WG) {
         let x = f32(a[base + j * n + p]);
         let y = f32(a[base + j * n + q]);
-        var np_ = c * x - s * y;
-        var nq = s * x + c * y;
+        var np_ = x - s * (y + rs * x);
+        var nq = y + s * (x - rs * y);
         if (j == q) { np_ = 0.0; }
         if (j == p) { nq = 0.0; }
         a[base + j * n + p] = T(np_);
         a[base + j * n + q] = T(nq);
         let vx = f32(v[base + j * n + p]);
         let vy = f32(v[base + j * n + q]);
-        v[base + j * n + p] = T(c * vx - s * vy);
-        v[base + j * n + q] = T(s * vx + c * vy);
+        v[base + j * n + p] = T(vx - s * (vy + rs * vx));
+        v[base + j * n + q] = T(vy + s * (vx - rs * vy));
     }
 }
 
@@ -190,17 +195,18 @@ fn svd_round(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     if (abs(zeta) > 1e18) { t = 0.5 / zeta; }
     let c = 1.0 / sqrt(1.0 + t * t);
     let s = t * c;
+    let rs = s / (1.0 + c);
     for (var i = lid; i < m; i += WG) {
         let x = f32(a[ub + i * n + p]);
         let y = f32(a[ub + i * n + q]);
-        a[ub + i * n + p] = T(c * x - s * y);
-        a[ub + i * n + q] = T(s * x + c * y);
+        a[ub + i * n + p] = T(x - s * (y + rs * x));
+        a[ub + i * n + q] = T(y + s * (x - rs * y));
     }
     for (var i = lid; i < n; i += WG) {
         let x = f32(v[vb + i * n + p]);
         let y = f32(v[vb + i * n + q]);
-        v[vb + i * n + p] = T(c * x - s * y);
-        v[vb + i * n + q] = T(s * x + c * y);
+        v[vb + i * n + p] = T(x - s * (y + rs * x));
+        v[vb + i * n + q] = T(y + s * (x - rs * y));
     }
 }
 
@@ -275,17 +281,18 @@ fn svd_fused(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
                 if (abs(zeta) > 1e18) { t = 0.5 / zeta; }
                 let c = 1.0 / sqrt(1.0 + t * t);
                 let sn = t * c;
+                let rs = sn / (1.0 + c);
                 for (var i = sub; i < m; i += tpp) {
                     let x = f32(a[ub + i * n + p]);
                     let y = f32(a[ub + i * n + q]);
-                    a[ub + i * n + p] = T(c * x - sn * y);
-                    a[ub + i * n + q] = T(sn * x + c * y);
+                    a[ub + i * n + p] = T(x - sn * (y + rs * x));
+                    a[ub + i * n + q] = T(y + sn * (x - rs * y));
                 }
                 for (var i = sub; i < n; i += tpp) {
                     let x = f32(v[vb + i * n + p]);
                     let y = f32(v[vb + i * n + q]);
-                    v[vb + i * n + p] = T(c * x - sn * y);
-                    v[vb + i * n + q] = T(sn * x + c * y);
+                    v[vb + i * n + p] = T(x - sn * (y + rs * x));
+                    v[vb + i * n + q] = T(y + sn * (x - rs * y));
                 }
             }
         } else if (live && sub == 0u) {
@@ -342,13 +349,14 @@ fn eig_fused(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
             c = fc[pi];
             s = fs[pi];
         }
+        let rs = s / (1.0 + c);
         // 2. rows p and q
         if (has_pair && s != 0.0) {
             for (var j = sub; j < n; j += tpp) {
                 let x = f32(a[base + p * n + j]);
                 let y = f32(a[base + q * n + j]);
-                a[base + p * n + j] = T(c * x - s * y);
-                a[base + q * n + j] = T(s * x + c * y);
+                a[base + p * n + j] = T(x - s * (y + rs * x));
+                a[base + q * n + j] = T(y + s * (x - rs * y));
             }
         }
         storageBarrier();
@@ -358,16 +366,16 @@ fn eig_fused(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
             for (var j = sub; j < n; j += tpp) {
                 let x = f32(a[base + j * n + p]);
                 let y = f32(a[base + j * n + q]);
-                var np_ = c * x - s * y;
-                var nq = s * x + c * y;
+                var np_ = x - s * (y + rs * x);
+                var nq = y + s * (x - rs * y);
                 if (j == q) { np_ = 0.0; }
                 if (j == p) { nq = 0.0; }
                 a[base + j * n + p] = T(np_);
                 a[base + j * n + q] = T(nq);
                 let vx = f32(v[base + j * n + p]);
                 let vy = f32(v[base + j * n + q]);
-                v[base + j * n + p] = T(c * vx - s * vy);
-                v[base + j * n + q] = T(s * vx + c * vy);
+                v[base + j * n + p] = T(vx - s * (vy + rs * vx));
+                v[base + j * n + q] = T(vy + s * (vx - rs * vy));
             }
         }
         storageBarrier();
