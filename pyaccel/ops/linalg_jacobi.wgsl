@@ -70,6 +70,12 @@ fn pair_r(g: u32, round: u32) -> vec3<u32> {
     return vec3<u32>(b, min(p, q), max(p, q));
 }
 
+// NaN / inf tests on the bits (WGSL lets compilers assume finite floats in comparisons)
+fn finite3(x: f32, y: f32, z: f32) -> bool {
+    let e = 0x7f800000u;
+    return (bitcast<u32>(x) & e) != e && (bitcast<u32>(y) & e) != e && (bitcast<u32>(z) & e) != e;
+}
+
 // tangent of the rotation angle for the 2x2 symmetric problem [[app, apq], [apq, aqq]]
 fn rot_t(app: f32, aqq: f32, apq: f32) -> f32 {
     let tau = (aqq - app) / (2.0 * apq);
@@ -185,10 +191,11 @@ fn svd_round(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     be = r1[0];
     ga = r2[0];
     var off = 0.0;
-    if (al > 0.0 && be > 0.0) { off = abs(ga) / sqrt(al) / sqrt(be); }
+    if (al != 0.0 && be != 0.0) { off = abs(ga) / sqrt(al) / sqrt(be); }
+    if (!finite3(al, be, ga)) { off = bitcast<f32>(0x7fc00000u); }
     if (pq.z >= n) { off = 0.0; }
     if (lid == 0u) { rot[P.round * P.groups + g] = T(off); }
-    if (pq.z >= n || !(off > P.tol)) { return; }
+    if (pq.z >= n || !finite3(al, be, ga) || !(off > P.tol)) { return; }
     let zeta = (be - al) / (2.0 * ga);
     let sg = select(1.0, -1.0, zeta < 0.0);
     var t = sg / (abs(zeta) + sqrt(1.0 + zeta * zeta));
@@ -272,9 +279,11 @@ fn svd_fused(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
             be = f1[l0];
             ga = f2[l0];
             var off = 0.0;
-            if (al > 0.0 && be > 0.0) { off = abs(ga) / sqrt(al) / sqrt(be); }
+            if (al != 0.0 && be != 0.0) { off = abs(ga) / sqrt(al) / sqrt(be); }
+            let fin = finite3(al, be, ga);
+            if (!fin) { off = bitcast<f32>(0x7fc00000u); }
             if (sub == 0u) { rot[round * P.groups + b * half + pi] = T(off); }
-            if (off > P.tol) {
+            if (fin && off > P.tol) {
                 let zeta = (be - al) / (2.0 * ga);
                 let sg = select(1.0, -1.0, zeta < 0.0);
                 var t = sg / (abs(zeta) + sqrt(1.0 + zeta * zeta));

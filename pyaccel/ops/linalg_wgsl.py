@@ -203,7 +203,9 @@ class WgslLinalg:
             sign, logabs = self._host("slogdet", x, "np_slogdet", x)
             return sign, logabs
         _, piv, sgn = self._gauss_jordan(x, None, True)
-        sign = _ew.multiply(_red.prod(_ew.sign(piv), axis=-1), sgn)
+        # pivot signs; a NaN pivot counts as positive, as in NumPy (sign 1, logabsdet NaN)
+        sg = _ew.where(_ew.less(piv, 0.0), -1.0, _ew.where(_ew.equal(piv, 0.0), 0.0, 1.0))
+        sign = _ew.multiply(_red.prod(sg, axis=-1), sgn)
         logabs = _red.sum(_ew.log(_ew.abs(piv)), axis=-1)
         return sign, logabs
 
@@ -247,6 +249,20 @@ class WgslLinalg:
             r = r[..., :K, :]
         return _manip.reshape(q, bs + (m, qcols)), r
 
+    def _nonfinite(self, x: Array, what: str, *outs: Array) -> tuple[Array, ...]:
+        """NumPy's behaviour for a non-finite input to eigh / svd: NaN raises LinAlgError (LAPACK
+        does not converge), inf gives NaN results. Costs one more readback, only here."""
+        from ..linalg import LinAlgError
+        bad = _red.any(_ew.isnan(x), axis=(-2, -1))
+        if bad.ndim and bool(_red.any(bad)):
+            first = int(_red.argmax(_manip.reshape(bad.astype("int32"), (-1,))))
+            raise LinAlgError(f"{what}: did not converge: matrix {first} of the stack (flattened "
+                              "batch index) has NaN")
+        if not bad.ndim and bool(bad):
+            raise LinAlgError(f"{what}: did not converge: the matrix has NaN")
+        flat = _manip.reshape(_red.any(_ew.logical_not(_ew.isfinite(x)), axis=(-2, -1)), (-1, 1, 1))
+        return tuple(_ew.where(flat, float("nan"), o) for o in outs)
+
     # -- Jacobi: eigh -------------------------------------------------------------------------
     def linalg_eigh(self, x: Array, real_dtype: DType) -> tuple[Array, Array]:
         if x.dtype.name not in KERNEL_DTYPES:
@@ -286,7 +302,10 @@ class WgslLinalg:
                 off = _red.sum(_ew.multiply(sq, off_mask), axis=(-2, -1))
                 tot = _red.sum(sq, axis=(-2, -1))
                 ratio = float(_red.max(_ew.sqrt(_ew.divide(off, _ew.maximum(tot, 1e-37)))))
-                if not ratio > 4 * _EPS32 or ratio != ratio:
+                if ratio != ratio:  # NaN or inf in the input
+                    a, vec = self._nonfinite(x, "eigh", a, vec)
+                    break
+                if not ratio > 4 * _EPS32:
                     break
                 if sweep >= 3 and prev is not None and ratio > 0.25 * prev and ratio < 1e-5:
                     break  # at the rounding floor
@@ -336,7 +355,10 @@ class WgslLinalg:
                             self._run("linalg_jacobi", "svd_round", [u, vec, conv], p,
                                       grid_1d(dev, groups, 1))
                 worst = float(_red.max(conv))
-                if not worst > tol:  # no rotation in this sweep (NaN stops too)
+                if worst != worst:  # NaN or inf in the input
+                    u, vec = self._nonfinite(x, "svd", u, vec)
+                    break
+                if not worst > tol:  # no rotation in this sweep
                     break
         s = _ew.sqrt(_red.sum(_ew.multiply(u, u), axis=-2))  # column norms: (batch, n)
         if n > 1:

@@ -77,15 +77,29 @@ def np_qr(np: Any, a: Any, mode: str) -> tuple[Any, Any]:
     return q, r
 
 
+def _no_convergence(np: Any, a: Any, what: str) -> Exception:
+    """pyaccel's LinAlgError for LAPACK's "did not converge" (NaN input), naming the matrix."""
+    from ..linalg import LinAlgError
+    bad = np.isnan(a).any(axis=(-2, -1)).reshape(-1)
+    where = f": matrix {int(np.argmax(bad))} of the stack (flattened batch index) has NaN" if bad.any() else ""
+    return LinAlgError(f"{what}: did not converge{where}")
+
+
 def np_eigh(np: Any, a: Any) -> tuple[Any, Any]:
-    w, v = np.linalg.eigh(a)
+    try:
+        w, v = np.linalg.eigh(a)
+    except np.linalg.LinAlgError:
+        raise _no_convergence(np, a, "eigh") from None
     return w, v
 
 
 def np_svd(np: Any, a: Any, full_matrices: bool, compute_uv: bool) -> tuple[Any, Any, Any]:
-    if not compute_uv:
-        return None, np.linalg.svd(a, compute_uv=False), None
-    u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+    try:
+        if not compute_uv:
+            return None, np.linalg.svd(a, compute_uv=False), None
+        u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+    except np.linalg.LinAlgError:
+        raise _no_convergence(np, a, "svd") from None
     return u, s, vh
 
 

@@ -269,7 +269,8 @@ def test_singular_and_not_positive_definite_raise(device, rng):
 
 def test_nan_input(device, rng):
     """NaN follows NumPy: solve/det give NaN, cholesky gives NaN (no error: OpenBLAS's potrf
-    does not check for NaN) while a negative pivot raises."""
+    does not check for NaN) while a negative pivot raises; eigh/svd raise for NaN and give
+    NaN for inf."""
     dt = float_dtypes(device)[0]
     a = well_conditioned(rng, 1, 4, dt)
     a[0, 1, 2] = np.nan
@@ -280,6 +281,18 @@ def test_nan_input(device, rng):
     low = la.cholesky(on(device, p)).to_numpy()
     want = np.linalg.cholesky(p)
     np.testing.assert_array_equal(np.isnan(low), np.isnan(want))
+    # eigh / svd: NaN raises (LAPACK does not converge), inf gives NaN values, as in NumPy
+    s = sym(rng, BATCH, 4, dt)
+    s[1, 2, 3] = s[1, 3, 2] = np.nan
+    with pytest.raises(la.LinAlgError, match="converge"):
+        la.eigh(on(device, s))
+    with pytest.raises(la.LinAlgError, match="converge"):
+        la.svdvals(on(device, s))
+    s[1, 2, 3] = s[1, 3, 2] = np.inf
+    w = la.eigvalsh(on(device, s)).to_numpy()
+    assert np.isnan(w[1]).all() and np.isfinite(w[[0, 2]]).all()
+    sv = la.svdvals(on(device, s)).to_numpy()
+    assert np.isnan(sv[1]).all() and np.isfinite(sv[[0, 2]]).all()
 
 
 def test_bad_input(device):
