@@ -189,6 +189,25 @@ def test_svd_rank_deficient_keeps_orthonormal_u(device, rng, poisoned):  # noqa:
         np.testing.assert_array_equal(r, [3] * BATCH)
 
 
+def test_repeated_eigenvalues_and_singular_values(device, rng, poisoned):  # noqa: F811
+    """Clusters (exactly repeated values) and a zero column: residuals stay small."""
+    for dt in float_dtypes(device):
+        q, _ = np.linalg.qr(rng.standard_normal((BATCH, 6, 6)))
+        lam = np.array([1.0, 1.0, 2.0, 2.0, -3.0, 0.0])
+        a = ((q * lam[None, None, :]) @ q.transpose(0, 2, 1)).astype(np.dtype(dt.name))
+        a = (a + a.transpose(0, 2, 1)) / 2
+        w, v = (t.to_numpy() for t in la.eigh(on(device, a)))
+        np.testing.assert_allclose(w, np.broadcast_to(np.sort(lam), w.shape), atol=tol(dt, 6) * 3)
+        assert np.linalg.norm((a.astype(np.float64) @ v - v * w[:, None, :]).ravel()) / np.linalg.norm(a) < tol(dt, 6)
+        assert rel(v.transpose(0, 2, 1) @ v, np.broadcast_to(np.eye(6), a.shape)) < tol(dt, 6)
+        g = a.copy()
+        g[:, :, 2] = 0.0  # a zero column
+        u, s, vh = (t.to_numpy() for t in la.svd(on(device, g)))
+        assert rel((u * s[:, None, :]) @ vh, g) < tol(dt, 6)
+        assert rel(u.transpose(0, 2, 1) @ u, np.broadcast_to(np.eye(6), g.shape)) < tol(dt, 6)
+        assert rel(vh @ vh.transpose(0, 2, 1), np.broadcast_to(np.eye(6), g.shape)) < tol(dt, 6)
+
+
 # ------------------------------------------------------------------------------------------
 # composite functions
 # ------------------------------------------------------------------------------------------
