@@ -10,7 +10,7 @@
 //    (m' after the interchange), then rows k and p swapped and row k divided by the
 //    pivot (columns > k). A zero pivot (singular) is recorded and skips the step: the
 //    multipliers are 0 and the row is not scaled, as getrf continues past a zero pivot.
-//  * `elim`, one thread per (matrix, row r != k, column c > k): m[r, c] -= mult[r] * m[k, c]
+//  * `elim`, one thread per (matrix, row r != k, 4 columns c > k): m[r, c] -= mult[r] * m[k, c]
 //    (with P.below = 1 only rows r > k: plain Gaussian elimination, for determinants).
 // Columns <= k are never read again, so they are not updated. Loops per invocation:
 // (n + 2 W) / WG + log2(WG), far below the loop cap for any n that fits a binding.
@@ -97,19 +97,24 @@ fn pivot(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
 
 @compute @workgroup_size(WG)
 fn elim(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    // one thread per (matrix, row, group of 4 columns): fewer, fatter invocations
     let t = gid.x + gid.y * (nwg.x * WG);
     if (t >= P.total) { return; }
     let n = P.n;
     let W = P.w;
     let k = P.k;
     let cols = W - k - 1u;
-    let per = n * cols;
+    let quads = (cols + 3u) / 4u;
+    let per = n * quads;
     let b = t / per;
     let rem = t - b * per;
-    let r = rem / cols;
-    let c = k + 1u + rem % cols;
+    let r = rem / quads;
+    let c0 = k + 1u + 4u * (rem % quads);
     if (r == k || (P.below == 1u && r < k)) { return; }
     let f = mult[b * n + r];
     let base = b * n * W;
-    m[base + r * W + c] = m[base + r * W + c] - f * m[base + k * W + c];
+    let c1 = min(c0 + 4u, W);
+    for (var c = c0; c < c1; c++) {
+        m[base + r * W + c] = m[base + r * W + c] - f * m[base + k * W + c];
+    }
 }

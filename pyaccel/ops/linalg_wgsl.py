@@ -175,7 +175,7 @@ class WgslLinalg:
                 for k in range(n):
                     self._run("linalg_lu", "pivot", [aug, piv, sgn, mult],
                               pack("8I", n, W, k, batch, 0, int(below), 0, 0), grid_1d(dev, batch, 1))
-                    total = batch * n * (W - k - 1)
+                    total = batch * n * ((W - k - 1 + 3) // 4)
                     if total:
                         self._run("linalg_lu", "elim", [aug, None, None, mult],
                                   pack("8I", n, W, k, batch, total, int(below), 0, 0),
