@@ -146,7 +146,7 @@ class WgslLinalg:
                 w = self._copy(x, x.shape)
                 for k in range(n):
                     m = n - k
-                    total = batch * m * m
+                    total = batch * m * ((m + 3) // 4)
                     self._run("linalg_chol", "chol_step", [w, low, fail], pack("4I", n, k, m, total),
                               grid_1d(dev, total, 256))
         return low, _ew.not_equal(fail, 0.0)
