@@ -77,6 +77,8 @@ def _fused_plan(n: int, m: int) -> tuple[int, int]:
         tpp *= 2
     per_round = 2 * -(-m // tpp) + -(-n // tpp) + tpp.bit_length() + 4
     return tpp, max(1, (_gk.MAX_LOOP - 64) // per_round)
+
+
 _T = {"T": "f32"}
 
 
@@ -117,7 +119,7 @@ class WgslLinalg:
         """A fresh C-contiguous copy of ``x`` with ``shape`` (kernels write it in place)."""
         out = Array._output(self.device, shape, x.dtype)
         if x.size:
-            out._buf.copy_from(x._buf, x.size * x.dtype.itemsize)
+            out._buf.copy_from(x._buf, x.size * self.layout(x.dtype).itemsize)  # type: ignore[attr-defined]
         return out
 
     def _eye_stack(self, batch: int, n_rows: int, n_cols: int, dt: DType) -> Array:
