@@ -8,7 +8,8 @@ recording every dispatch *and* waiting for it (``device.synchronize()``; the Jac
 also read one convergence scalar back per sweep, the failure checks of solve / cholesky
 one flag per matrix); best of ``--repeat`` runs after one warm-up run (pipeline
 compilation excluded). Inputs are uploaded once, outside the timed region. NumPy runs
-``numpy.linalg`` (LAPACK through OpenBLAS) on the same host, float32.
+``numpy.linalg`` (LAPACK through OpenBLAS) on the same host, float32, single-threaded
+(see below).
 
 Cases: solve (one right-hand side), cholesky, qr (reduced), svd (full_matrices=False),
 eigh. A case whose estimated time (the smaller size's time scaled by n^3) exceeds
@@ -23,13 +24,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+# NumPy single-threaded: in one process with lavapipe's worker threads, OpenBLAS's own
+# threads thrash on a 2-core machine (cholesky 256 took 110 ms instead of 1.2 ms, svd 256
+# 2.2 s instead of 45 ms). Set OPENBLAS_NUM_THREADS yourself to override.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
