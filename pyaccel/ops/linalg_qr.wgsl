@@ -11,6 +11,10 @@
 //    (v . target[k:, j]); used on a (columns > k) for R and, backwards over k, on an
 //    identity (columns >= k) to accumulate Q = H_0 H_1 ... H_{K-1}.
 // Loops per invocation: about 2 (m - k) / WG + log2(WG).
+//  * `dots` + `update`, the barrier-free form of `apply` (used when m - k fits the loop
+//    cap): `dots` one thread per (matrix, column j >= P.j0): wv[j] = tau * (v . target[k:, j])
+//    (threads of a workgroup read consecutive columns of a row); `update` one thread per
+//    (matrix, row i >= k, 4 columns): target[i, j] -= v[i] * wv[j].
 
 override WG: u32 = 64u;
 
@@ -29,6 +33,7 @@ struct Params {
 @group(0) @binding(1) var<storage, read_write> v: array<T>;
 @group(0) @binding(2) var<storage, read_write> tau: array<T>;
 @group(0) @binding(3) var<uniform> P: Params;
+@group(0) @binding(4) var<storage, read_write> wv: array<T>;  // (batch, ncols): tau * v . column
 
 var<workgroup> red: array<f32, WG>;
 
@@ -123,5 +128,47 @@ fn apply(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
     d = d * t;
     for (var i = k + lid; i < m; i += WG) {
         a[base + i * n + j] = T(f32(a[base + i * n + j]) - d * f32(v[vb + i]));
+    }
+}
+
+@compute @workgroup_size(WG)
+fn dots(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = gid.x + gid.y * (nwg.x * WG);
+    if (t >= P.groups) { return; }
+    let m = P.m;
+    let n = P.ncols;
+    let k = P.k;
+    let per = n - P.j0;
+    let b = t / per;
+    let j = P.j0 + t % per;
+    let base = b * m * n;
+    let vb = (b * P.kk + k) * m;
+    let tk = f32(tau[b * P.kk + k]);
+    var d = 0.0;
+    if (tk != 0.0) {
+        for (var i = k; i < m; i++) { d = d + f32(v[vb + i]) * f32(a[base + i * n + j]); }
+    }
+    wv[b * n + j] = T(d * tk);
+}
+
+@compute @workgroup_size(WG)
+fn update(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = gid.x + gid.y * (nwg.x * WG);
+    let m = P.m;
+    let n = P.ncols;
+    let k = P.k;
+    let quads = (n - P.j0 + 3u) / 4u;
+    let rows = m - k;
+    if (t >= P.batch * rows * quads) { return; }
+    let per = rows * quads;
+    let b = t / per;
+    let r = t - b * per;
+    let i = k + r / quads;
+    let j0 = P.j0 + 4u * (r % quads);
+    if (f32(tau[b * P.kk + k]) == 0.0) { return; }
+    let base = b * m * n;
+    let vi = f32(v[(b * P.kk + k) * m + i]);
+    for (var j = j0; j < min(j0 + 4u, n); j++) {
+        a[base + i * n + j] = T(f32(a[base + i * n + j]) - vi * f32(wv[b * n + j]));
     }
 }

@@ -127,11 +127,13 @@ class WgslLinalg:
         return self.broadcast_to(ident, (batch, n_rows, n_cols))  # type: ignore[attr-defined]
 
     def _run(self, family: str, entry: str, bufs: list[Array | None], params: bytes,
-             grid: tuple[int, int, int]) -> None:
+             grid: tuple[int, int, int], after: Array | None = None) -> None:
         """One dispatch; ``bufs`` bind at 0..k-1 (None: a binding the entry point does not use,
-        left out of its auto layout), the parameter block at k."""
-        _gk._dispatch(self.device, family, _T, entry,
-                      [(i, a._buf) for i, a in enumerate(bufs) if a is not None], params, len(bufs), grid)
+        left out of its auto layout), the parameter block at k, ``after`` at k + 1."""
+        binds = [(i, a._buf) for i, a in enumerate(bufs) if a is not None]
+        if after is not None:
+            binds.append((len(bufs) + 1, after._buf))
+        _gk._dispatch(self.device, family, _T, entry, binds, params, len(bufs), grid)
 
     # -- Cholesky ----------------------------------------------------------------------------
     def linalg_cholesky(self, x: Array) -> tuple[Array, Array]:
@@ -227,14 +229,26 @@ class WgslLinalg:
 
                 def params(ncols: int, k: int, j0: int) -> bytes:
                     return pack("8I", m, ncols, k, j0, batch, K, batch * (ncols - j0), 0)
+                wv = Array._output(dev, (batch * max(n, qcols),), dt)
+
+                def apply(target: Array, ncols: int, k: int, j0: int) -> None:
+                    """target[k:, j0:] = H_k target[k:, j0:]"""
+                    p = params(ncols, k, j0)
+                    if m - k <= _gk.MAX_LOOP - 64:  # barrier-free: a dot per thread, then an update
+                        self._run("linalg_qr", "dots", [target, v, tau], p,
+                                  grid_1d(dev, batch * (ncols - j0), 64), after=wv)
+                        quads = (ncols - j0 + 3) // 4
+                        self._run("linalg_qr", "update", [target, v, tau], p,
+                                  grid_1d(dev, batch * (m - k) * quads, 64), after=wv)
+                    else:  # a workgroup per column (tree reductions)
+                        self._run("linalg_qr", "apply", [target, v, tau], p,
+                                  grid_1d(dev, batch * (ncols - j0), 1))
                 for k in range(K):
                     self._run("linalg_qr", "house", [a, v, tau], params(n, k, 0), grid_1d(dev, batch, 1))
                     if k + 1 < n:
-                        self._run("linalg_qr", "apply", [a, v, tau], params(n, k, k + 1),
-                                  grid_1d(dev, batch * (n - k - 1), 1))
+                        apply(a, n, k, k + 1)
                 for k in reversed(range(min(K, qcols))):
-                    self._run("linalg_qr", "apply", [q, v, tau], params(qcols, k, k),
-                              grid_1d(dev, batch * (qcols - k), 1))
+                    apply(q, qcols, k, k)
         return a, q
 
     def linalg_qr(self, x: Array, mode: str) -> tuple[Array, Array]:

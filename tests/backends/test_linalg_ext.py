@@ -134,6 +134,18 @@ def test_qr(device, rng, poisoned, shape):  # noqa: F811
             assert rel(r, wr) < 10 * tol(dt, max(m, n)), f"R differs from NumPy's ({mode})"
 
 
+def test_qr_long_columns_path(device, rng, poisoned, monkeypatch):  # noqa: F811
+    """Columns longer than one invocation may loop over take the workgroup-per-column
+    kernel (forced here by lowering the loop bound)."""
+    from pyaccel.ops import gpu_kernels
+    monkeypatch.setattr(gpu_kernels, "MAX_LOOP", 64 + 8)
+    dt = float_dtypes(device)[0]
+    a = gen(rng, (2, 20, 6), dt)
+    q, r = (t.to_numpy() for t in la.qr(on(device, a), mode="complete"))
+    assert rel(q @ r, a) < tol(dt, 20)
+    assert rel(q.transpose(0, 2, 1) @ q, np.broadcast_to(np.eye(20), (2, 20, 20))) < tol(dt, 20)
+
+
 @pytest.mark.parametrize("n", SIZES)
 def test_eigh(device, rng, poisoned, n):  # noqa: F811
     for dt in float_dtypes(device):
