@@ -25,8 +25,30 @@ if TYPE_CHECKING:
     from .table import OpDef
 
 
+class LinalgProvider(Protocol):
+    """The ``linalg`` primitives (mixins ``runtime/numpy_linalg.NumpyLinalg`` and
+    ``ops/linalg_wgsl.WgslLinalg``). Inputs arrive as stacks (..., m, n) of a floating dtype
+    the device holds; failures come back as per-matrix bool flags (the namespace raises
+    ``pyaccel.linalg.LinAlgError`` naming the batch index), never as exceptions."""
+
+    def linalg_cholesky(self, x: Array) -> tuple[Array, Array]:
+        """(lower factors, not-positive-definite flag per matrix)."""
+    def linalg_solve(self, a: Array, b: Array) -> tuple[Array, Array]:
+        """(a^-1 b for (..., n, n) and (..., n, k) stacks broadcast together, singular flag per matrix)."""
+    def linalg_det(self, x: Array) -> Array: ...
+    def linalg_slogdet(self, x: Array, real_dtype: DType) -> tuple[Array, Array]:
+        """(sign in x's dtype, log|det| in ``real_dtype``)."""
+    def linalg_qr(self, x: Array, mode: str) -> tuple[Array, Array]:
+        """(Q, R), ``mode`` 'reduced' or 'complete'."""
+    def linalg_eigh(self, x: Array, real_dtype: DType) -> tuple[Array, Array]:
+        """(eigenvalues ascending, eigenvectors as columns) of symmetric / Hermitian stacks."""
+    def linalg_svd(self, x: Array, full_matrices: bool, compute_uv: bool,
+                   real_dtype: DType) -> tuple[Array | None, Array, Array | None]:
+        """(U, S descending, Vh); U and Vh are None unless ``compute_uv``."""
+
+
 @runtime_checkable
-class OpProvider(Protocol):
+class OpProvider(LinalgProvider, Protocol):
     """The ops a device executes (see the module docstring)."""
 
     device: Device
@@ -101,4 +123,9 @@ class OpProvider(Protocol):
 
 def protocol_methods() -> list[str]:
     """Names of the methods of :class:`OpProvider` (for conformance tests)."""
-    return sorted(n for n, v in vars(OpProvider).items() if callable(v) and not n.startswith("_"))
+    names: set[str] = set()
+    for cls in OpProvider.__mro__:  # the protocol and the family protocols it includes
+        if cls is object or cls.__module__ == "typing":
+            continue
+        names |= {n for n, v in vars(cls).items() if callable(v) and not n.startswith("_")}
+    return sorted(names)

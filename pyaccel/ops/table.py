@@ -37,6 +37,7 @@ FAMILIES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "matmul": ("matmul",),
     "softmax": ("softmax",),
     "sort": ("sort",),
+    "linalg": ("linalg_chol", "linalg_lu", "linalg_qr", "linalg_jacobi"),  # pyaccel.ops.linalg_wgsl
     "composite": (),  # built from other ops (no kernel of its own)
     "host": (),  # data-dependent shapes: NumPy / pure Python after a device sync on GPUs
 })
@@ -339,6 +340,14 @@ OTHER: tuple[OpDef, ...] = (
         module="pyaccel.linalg"),
     _op("matrix_norm", "composite", 1, "floating", "float", "linalg.matrix_norm",
         module="pyaccel.linalg"),
+    # the factorizations (pyaccel.ops.linalg_wgsl kernels) and what is built on them
+    *(_op(n, "linalg", a, "floating", r, f"linalg.{n}", module="pyaccel.linalg") for n, a, r in (
+        ("cholesky", 1, "same"), ("solve", 2, "same"), ("inv", 1, "same"), ("det", 1, "same"),
+        ("slogdet", 1, "same"), ("qr", 1, "same"), ("eigh", 1, "same"), ("eigvalsh", 1, "float"),
+        ("svd", 1, "same"), ("svdvals", 1, "float"))),
+    *(_op(n, "composite", a, d, r, f"linalg.{n}", module="pyaccel.linalg") for n, a, d, r in (
+        ("cross", 2, "numeric", "same"), ("matrix_power", 1, "numeric", "same"),
+        ("matrix_rank", 1, "floating", "index"), ("pinv", 1, "floating", "same"))),
     # nn
     # (no NumPy function: pyaccel.nn's cpu path is the max-shifted NumPy formula)
     _op("softmax", "softmax", 1, "floating", "float", "", module="pyaccel.nn"),

@@ -46,6 +46,7 @@ from . import elementwise as _k
 from . import gpu_kernels as _gk
 from . import table as _table
 from .launch import device_lock
+from .linalg_wgsl import WgslLinalg
 from .table import OpDef
 
 _NARROW_WIDE = {int8: int32, int16: int32, uint8: uint32, uint16: uint32}
@@ -111,7 +112,7 @@ def _linspace_f64(start: float, stop: float, num: int, endpoint: bool) -> list[f
     return ys
 
 
-class WgslOps:
+class WgslOps(WgslLinalg):
     """The op provider of a WebGPU device (see the module docstring)."""
 
     def __init__(self, device: Device) -> None:

@@ -1,0 +1,413 @@
+"""The ``linalg`` primitives of the WebGPU op provider (mixin :class:`WgslLinalg` of
+:class:`~pyaccel.ops.wgsl_provider.WgslOps`): WGSL kernels for float32, the host path for
+the other dtypes.
+
+Kernels (one ``.wgsl`` per family, launched through :func:`pyaccel.ops.gpu_kernels._dispatch`;
+every op holds the device lock across its whole multi-dispatch recording):
+
+* ``linalg_chol.wgsl`` — right-looking Cholesky, one dispatch per column (n dispatches);
+* ``linalg_lu.wgsl`` — Gauss-Jordan elimination with partial pivoting on [A | B] (an LU
+  factorization with LAPACK's pivot choice, fused with the solves): ``solve``, ``inv``,
+  and in Gaussian-elimination mode ``det`` / ``slogdet`` from the pivots (2n dispatches);
+* ``linalg_qr.wgsl`` — Householder QR, LAPACK's sign conventions; Q accumulated backwards
+  (3 min(m, n) dispatches);
+* ``linalg_jacobi.wgsl`` — cyclic Jacobi with the parallel round-robin ordering:
+  two-sided for ``eigh`` (2 (n - 1) dispatches per sweep), one-sided (Hestenes) for the
+  SVD (n - 1 dispatches per sweep). The sweeps stop when a convergence measure read back
+  once per sweep is small (at most :data:`MAX_SWEEPS`). The SVD's U is re-orthogonalised
+  by a QR (which also completes it for ``full_matrices`` and covers zero singular values).
+
+A stack of matrices runs in the same dispatches (a workgroup per matrix, per (matrix,
+column) or per (matrix, column pair)). No invocation loops more than a few (n / 64)
+times, far below Mesa's loop cap (``gpu_kernels.MAX_LOOP``).
+
+Host path (contract 3): dtypes without kernels (see :data:`HOST_PATH`) read the input
+back, run ``numpy.linalg`` (the same functions as the cpu device) and upload the results.
+That is exact NumPy behaviour and never downcasts; it needs NumPy in the process.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from .. import elementwise as _ew
+from .. import manipulation as _manip
+from .. import reductions as _red
+from .._shapes import broadcast_shapes, prod
+from ..array import Array, asarray
+from ..dtypes import DType, as_dtype
+from . import gpu_kernels as _gk
+from .launch import device_lock, grid_1d, pack
+
+if TYPE_CHECKING:
+    from ..device import Device
+
+KERNEL_DTYPES = frozenset({"float32"})
+"""Dtypes the WGSL linalg kernels compute in."""
+
+LINALG_OPS = ("cholesky", "solve", "det", "slogdet", "qr", "eigh", "svd")
+"""The provider primitives (``linalg_<op>``); every other linalg function is composed from them."""
+
+HOST_PATH = frozenset((op, dt) for op in LINALG_OPS for dt in ("float64", "complex64", "complex128"))
+"""(primitive, dtype) pairs that run on the host (NumPy) on WebGPU devices: every dtype the
+device may hold but :data:`KERNEL_DTYPES` lacks. tests/backends/test_linalg_ext.py asserts
+this exact set, so it can only shrink knowingly."""
+
+MAX_SWEEPS = 30
+"""Most Jacobi sweeps (float32 converges in about 6-10 for n <= 1024)."""
+
+FUSED_MAX_N = 64
+"""Jacobi on matrices up to this order runs several rounds per dispatch, one workgroup per
+matrix (``eig_fused`` / ``svd_fused``); larger ones one dispatch per round with a workgroup
+per (matrix, pair). (On lavapipe, loaded machine: svd of 3 x 64 x 64 2.4 s fused against
+6.7 s per round; at 128 the single workgroup per matrix is no faster. The kernels take
+any n <= 256.)"""
+
+_EPS32 = 1.1920929e-07
+_WGF = 256
+
+
+def _fused_plan(n: int, m: int) -> tuple[int, int]:
+    """(threads per pair, rounds per dispatch) of the fused Jacobi kernels for order n, m rows,
+    keeping one invocation's loop iterations within ``gpu_kernels.MAX_LOOP``."""
+    half = (n + n % 2) // 2
+    tpp = 1
+    while tpp * 2 * half <= _WGF:
+        tpp *= 2
+    per_round = 2 * -(-m // tpp) + -(-n // tpp) + tpp.bit_length() + 4
+    return tpp, max(1, (_gk.MAX_LOOP - 64) // per_round)
+
+
+_T = {"T": "f32"}
+
+
+def takes_host_path(op: str, dtype: DType) -> bool:
+    """Whether primitive ``op`` on ``dtype`` runs through the host path on WebGPU devices."""
+    return (op, dtype.name) in HOST_PATH
+
+
+class WgslLinalg:
+    """``linalg`` provider methods of WebGPU devices (see the module docstring)."""
+
+    device: Device
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _np(self) -> Any:
+        import numpy
+        return numpy
+
+    def _host(self, op: str, x: Array, fn: Any, *args: Any) -> Any:
+        """Run NumPy function ``fn(np, host arrays..., *args)``; results uploaded (None kept)."""
+        from ..runtime import numpy_linalg as nl
+        if not takes_host_path(op, x.dtype):
+            raise AssertionError(f"linalg {op} on {x.dtype.name} is not in HOST_PATH")
+        np = self._np()
+        hosts = [a.to_numpy() if hasattr(a, "to_numpy") else a for a in args]
+        with np.errstate(all="ignore"):
+            res = getattr(nl, fn)(np, *hosts)
+        dev = self.device
+
+        def up(r: Any) -> Any:
+            if r is None:
+                return None
+            r = np.asarray(r)
+            return asarray(r, device=dev, dtype=as_dtype(r.dtype))
+        return tuple(up(r) for r in res) if isinstance(res, tuple) else up(res)
+
+    def _copy(self, x: Array, shape: tuple[int, ...]) -> Array:
+        """A fresh C-contiguous copy of ``x`` with ``shape`` (kernels write it in place)."""
+        out = Array._output(self.device, shape, x.dtype)
+        if x.size:
+            out._buf.copy_from(x._buf, x.size * self.layout(x.dtype).itemsize)  # type: ignore[attr-defined]
+        return out
+
+    def _eye_stack(self, batch: int, n_rows: int, n_cols: int, dt: DType) -> Array:
+        ident = self.eye(n_rows, n_cols, 0, dt)  # type: ignore[attr-defined]
+        return self.broadcast_to(ident, (batch, n_rows, n_cols))  # type: ignore[attr-defined]
+
+    def _run(self, family: str, entry: str, bufs: list[Array | None], params: bytes,
+             grid: tuple[int, int, int], after: Array | None = None) -> None:
+        """One dispatch; ``bufs`` bind at 0..k-1 (None: a binding the entry point does not use,
+        left out of its auto layout), the parameter block at k, ``after`` at k + 1."""
+        binds = [(i, a._buf) for i, a in enumerate(bufs) if a is not None]
+        if after is not None:
+            binds.append((len(bufs) + 1, after._buf))
+        _gk._dispatch(self.device, family, _T, entry, binds, params, len(bufs), grid)
+
+    # -- Cholesky ----------------------------------------------------------------------------
+    def linalg_cholesky(self, x: Array) -> tuple[Array, Array]:
+        if x.dtype.name not in KERNEL_DTYPES:
+            low, failed = self._host("cholesky", x, "np_cholesky", x)
+            return low, failed
+        dev = self.device
+        n = x.shape[-1]
+        batch = prod(x.shape[:-2])
+        with device_lock(dev):
+            low = Array._output(dev, x.shape, x.dtype)
+            fail = self.fill(Array._output(dev, x.shape[:-2], x.dtype), 0.0)  # type: ignore[attr-defined]
+            if batch and n:
+                w = self._copy(x, x.shape)
+                for k in range(n):
+                    m = n - k
+                    total = batch * m * ((m + 3) // 4)
+                    self._run("linalg_chol", "chol_step", [w, low, fail], pack("4I", n, k, m, total),
+                              grid_1d(dev, total, 256))
+        return low, _ew.not_equal(fail, 0.0)
+
+    # -- Gauss-Jordan / LU -------------------------------------------------------------------
+    def _gauss_jordan(self, a: Array, b: Array | None, below: bool) -> tuple[Array, Array, Array]:
+        """(augmented [U-ish | A^-1 B] stack, pivots (..., n), interchange parity (...))."""
+        dev, dt = self.device, a.dtype
+        n = a.shape[-1]
+        bshape = a.shape[:-2] if b is None else broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        batch = prod(bshape)
+        if a.shape[:-2] != bshape:
+            a = self.broadcast_to(a, bshape + a.shape[-2:])  # type: ignore[attr-defined]
+        if b is None:
+            aug = self._copy(a, a.shape)
+        else:
+            if b.shape[:-2] != bshape:
+                b = self.broadcast_to(b, bshape + b.shape[-2:])  # type: ignore[attr-defined]
+            aug = self.concat([a, b], len(bshape) + 1, dt)  # type: ignore[attr-defined]
+        W = aug.shape[-1]
+        with device_lock(dev):
+            piv = Array._output(dev, bshape + (n,), dt)
+            sgn = self.fill(Array._output(dev, bshape, dt), 1.0)  # type: ignore[attr-defined]
+            if batch and n:
+                mult = Array._output(dev, (batch * n,), dt)
+                for k in range(n):
+                    self._run("linalg_lu", "pivot", [aug, piv, sgn, mult],
+                              pack("8I", n, W, k, batch, 0, int(below), 0, 0), grid_1d(dev, batch, 1))
+                    total = batch * n * ((W - k - 1 + 3) // 4)
+                    if total:
+                        self._run("linalg_lu", "elim", [aug, None, None, mult],
+                                  pack("8I", n, W, k, batch, total, int(below), 0, 0),
+                                  grid_1d(dev, total, 64))
+        return aug, piv, sgn
+
+    def linalg_solve(self, a: Array, b: Array) -> tuple[Array, Array]:
+        if a.dtype.name not in KERNEL_DTYPES:
+            x, failed = self._host("solve", a, "np_solve", a, b)
+            return x, failed
+        n = a.shape[-1]
+        aug, piv, _ = self._gauss_jordan(a, b, False)
+        x = aug[..., n:]
+        failed = _red.any(_ew.equal(piv, 0.0), axis=-1)
+        return x, failed
+
+    def linalg_det(self, x: Array) -> Array:
+        if x.dtype.name not in KERNEL_DTYPES:
+            return self._host("det", x, "np_det", x)
+        _, piv, sgn = self._gauss_jordan(x, None, True)
+        return _ew.multiply(_red.prod(piv, axis=-1), sgn)
+
+    def linalg_slogdet(self, x: Array, real_dtype: DType) -> tuple[Array, Array]:
+        if x.dtype.name not in KERNEL_DTYPES:
+            sign, logabs = self._host("slogdet", x, "np_slogdet", x)
+            return sign, logabs
+        _, piv, sgn = self._gauss_jordan(x, None, True)
+        # pivot signs; a NaN pivot counts as positive, as in NumPy (sign 1, logabsdet NaN)
+        sg = _ew.where(_ew.less(piv, 0.0), -1.0, _ew.where(_ew.equal(piv, 0.0), 0.0, 1.0))
+        sign = _ew.multiply(_red.prod(sg, axis=-1), sgn)
+        logabs = _red.sum(_ew.log(_ew.abs(piv)), axis=-1)
+        return sign, logabs
+
+    # -- QR ------------------------------------------------------------------------------------
+    def _householder(self, x: Array, qcols: int) -> tuple[Array, Array]:
+        """(R-shaped working array (batch, m, n), Q (batch, m, qcols)) of a flattened stack."""
+        dev, dt = self.device, x.dtype
+        m, n = x.shape[-2:]
+        K = min(m, n)
+        batch = prod(x.shape[:-2])
+        with device_lock(dev):
+            a = self._copy(x, (batch, m, n))
+            q = self._eye_stack(batch, m, qcols, dt)
+            if batch and K:
+                v = Array._output(dev, (batch, K, m), dt)
+                tau = Array._output(dev, (batch, K), dt)
+
+                def params(ncols: int, k: int, j0: int) -> bytes:
+                    return pack("8I", m, ncols, k, j0, batch, K, batch * (ncols - j0), 0)
+                wv = Array._output(dev, (batch * max(n, qcols),), dt)
+
+                def apply(target: Array, ncols: int, k: int, j0: int) -> None:
+                    """target[k:, j0:] = H_k target[k:, j0:]"""
+                    p = params(ncols, k, j0)
+                    if m - k <= _gk.MAX_LOOP - 64:  # barrier-free: a dot per thread, then an update
+                        self._run("linalg_qr", "dots", [target, v, tau], p,
+                                  grid_1d(dev, batch * (ncols - j0), 64), after=wv)
+                        quads = (ncols - j0 + 3) // 4
+                        self._run("linalg_qr", "update", [target, v, tau], p,
+                                  grid_1d(dev, batch * (m - k) * quads, 64), after=wv)
+                    else:  # a workgroup per column (tree reductions)
+                        self._run("linalg_qr", "apply", [target, v, tau], p,
+                                  grid_1d(dev, batch * (ncols - j0), 1))
+                for k in range(K):
+                    self._run("linalg_qr", "house", [a, v, tau], params(n, k, 0), grid_1d(dev, batch, 1))
+                    if k + 1 < n:
+                        apply(a, n, k, k + 1)
+                for k in reversed(range(min(K, qcols))):
+                    apply(q, qcols, k, k)
+        return a, q
+
+    def linalg_qr(self, x: Array, mode: str) -> tuple[Array, Array]:
+        if x.dtype.name not in KERNEL_DTYPES:
+            q, r = self._host("qr", x, "np_qr", x, mode)
+            return q, r
+        m, n = x.shape[-2:]
+        K = min(m, n)
+        bs = x.shape[:-2]
+        qcols = m if mode == "complete" else K
+        a, q = self._householder(x, qcols)
+        r = _manip.reshape(a, bs + (m, n))
+        if mode != "complete" and K < m:
+            r = r[..., :K, :]
+        return _manip.reshape(q, bs + (m, qcols)), r
+
+    def _nonfinite(self, x: Array, what: str, *outs: Array) -> tuple[Array, ...]:
+        """NumPy's behaviour for a non-finite input to eigh / svd: NaN raises LinAlgError (LAPACK
+        does not converge), inf gives NaN results. Costs one more readback, only here."""
+        from ..linalg import LinAlgError
+        bad = _red.any(_ew.isnan(x), axis=(-2, -1))
+        if bad.ndim and bool(_red.any(bad)):
+            first = int(_red.argmax(_manip.reshape(bad.astype("int32"), (-1,))))
+            raise LinAlgError(f"{what}: did not converge: matrix {first} of the stack (flattened "
+                              "batch index) has NaN")
+        if not bad.ndim and bool(bad):
+            raise LinAlgError(f"{what}: did not converge: the matrix has NaN")
+        flat = _manip.reshape(_red.any(_ew.logical_not(_ew.isfinite(x)), axis=(-2, -1)), (-1, 1, 1))
+        return tuple(_ew.where(flat, float("nan"), o) for o in outs)
+
+    # -- Jacobi: eigh -------------------------------------------------------------------------
+    def linalg_eigh(self, x: Array, real_dtype: DType) -> tuple[Array, Array]:
+        if x.dtype.name not in KERNEL_DTYPES:
+            w, v = self._host("eigh", x, "np_eigh", x)
+            return w, v
+        dev, dt = self.device, x.dtype
+        n = x.shape[-1]
+        bs = x.shape[:-2]
+        batch = prod(bs)
+        npad = n + n % 2
+        groups = batch * npad // 2
+        with device_lock(dev):
+            # only the lower triangle counts, as in LAPACK: a = tril(x) + tril(x, -1)^T
+            low = self.tri(x, 0, False)  # type: ignore[attr-defined]
+            a0 = _manip.reshape(_ew.add(low, _manip.matrix_transpose(self.tri(x, -1, False))),  # type: ignore[attr-defined]
+                                (batch, n, n))
+            a = self._copy(a0, (batch, n, n))
+            vec = self._eye_stack(batch, n, n, dt)
+        if batch and n > 1:
+            rot = Array._output(dev, (2 * groups,), dt)
+            off_mask = _ew.subtract(1.0, self.eye(n, n, 0, dt))  # type: ignore[attr-defined]
+            prev = None
+            fused = n <= FUSED_MAX_N
+            tpp, per = _fused_plan(n, n)
+            for sweep in range(MAX_SWEEPS):
+                with device_lock(dev):
+                    if fused:
+                        for r in range(0, npad - 1, per):
+                            p = pack("6If4I", n, n, npad, r, batch, groups, 0.0, min(per, npad - 1 - r),
+                                     tpp, 0, 0)
+                            self._run("linalg_jacobi", "eig_fused", [a, vec, None], p, grid_1d(dev, batch, 1))
+                    for r in range(0 if not fused else npad - 1, npad - 1):
+                        p = pack("6If4I", n, n, npad, r, batch, groups, 0.0, 1, 1, 0, 0)
+                        self._run("linalg_jacobi", "eig_rows", [a, None, rot], p, grid_1d(dev, groups, 1))
+                        self._run("linalg_jacobi", "eig_cols", [a, vec, rot], p, grid_1d(dev, groups, 1))
+                # convergence: off-diagonal norm relative to the whole (one readback per sweep)
+                sq = _ew.multiply(a, a)
+                off = _red.sum(_ew.multiply(sq, off_mask), axis=(-2, -1))
+                tot = _red.sum(sq, axis=(-2, -1))
+                ratio = float(_red.max(_ew.sqrt(_ew.divide(off, _ew.maximum(tot, 1e-37)))))
+                if ratio != ratio:  # NaN or inf in the input
+                    a, vec = self._nonfinite(x, "eigh", a, vec)
+                    break
+                if not ratio > 4 * _EPS32:
+                    break
+                if sweep >= 3 and prev is not None and ratio > 0.25 * prev and ratio < 1e-5:
+                    break  # at the rounding floor
+                prev = ratio
+        # eigenvalues as Rayleigh quotients v^T A v of the original matrix: their error is
+        # second order in the eigenvectors' (the rotated diagonal carries ~10 sweeps of rounding)
+        if n > 1:
+            w = _red.sum(_ew.multiply(vec, self.matmul(a0, vec, dt)), axis=-2)  # type: ignore[attr-defined]
+        else:
+            w = self.diagonal(a, 0)  # type: ignore[attr-defined]
+        if n > 1:
+            order = _red.argsort(w, axis=-1)
+            w = _manip.take_along_axis(w, order, axis=-1)
+            idx = self.broadcast_to(_manip.reshape(order, (batch, 1, n)), (batch, n, n))  # type: ignore[attr-defined]
+            vec = _manip.take_along_axis(vec, idx, axis=-1)
+        return _manip.reshape(w, bs + (n,)), _manip.reshape(vec, bs + (n, n))
+
+    # -- Jacobi: SVD --------------------------------------------------------------------------
+    def linalg_svd(self, x: Array, full_matrices: bool, compute_uv: bool,
+                   real_dtype: DType) -> tuple[Array | None, Array, Array | None]:
+        if x.dtype.name not in KERNEL_DTYPES:
+            u, s, vh = self._host("svd", x, "np_svd", x, full_matrices, compute_uv)
+            return u, s, vh
+        dev, dt = self.device, x.dtype
+        bs = x.shape[:-2]
+        m0, n0 = x.shape[-2:]
+        trans = m0 < n0
+        if trans:
+            x = _manip.matrix_transpose(x)
+        m, n = x.shape[-2:]  # m >= n
+        batch = prod(bs)
+        npad = n + n % 2
+        groups = batch * npad // 2
+        with device_lock(dev):
+            u = self._copy(x, (batch, m, n))
+            vec = self._eye_stack(batch, n, n, dt)
+        tol = _EPS32 * max(2.0, math.sqrt(m))  # as LAPACK's gesvj: sqrt(m) * eps
+        if batch and n > 1:
+            conv = Array._output(dev, ((npad - 1) * groups,), dt)
+            fused = n <= FUSED_MAX_N
+            tpp, per = _fused_plan(n, m)
+            for _sweep in range(MAX_SWEEPS):
+                with device_lock(dev):
+                    if fused:
+                        for r in range(0, npad - 1, per):
+                            p = pack("6If4I", n, m, npad, r, batch, groups, tol, min(per, npad - 1 - r),
+                                     tpp, 0, 0)
+                            self._run("linalg_jacobi", "svd_fused", [u, vec, conv], p, grid_1d(dev, batch, 1))
+                    else:
+                        for r in range(npad - 1):
+                            p = pack("6If4I", n, m, npad, r, batch, groups, tol, 1, 1, 0, 0)
+                            self._run("linalg_jacobi", "svd_round", [u, vec, conv], p,
+                                      grid_1d(dev, groups, 1))
+                worst = float(_red.max(conv))
+                if worst != worst:  # NaN or inf in the input
+                    u, vec = self._nonfinite(x, "svd", u, vec)
+                    break
+                if not worst > tol:  # no rotation in this sweep
+                    break
+        s = _ew.sqrt(_red.sum(_ew.multiply(u, u), axis=-2))  # column norms: (batch, n)
+        if n > 1:
+            order = _red.argsort(s, axis=-1, descending=True)
+            s = _manip.take_along_axis(s, order, axis=-1)
+        if not compute_uv:
+            return None, _manip.reshape(s, bs + (n,)), None
+        if n > 1:
+            u = _manip.take_along_axis(u, self.broadcast_to(  # type: ignore[attr-defined]
+                _manip.reshape(order, (batch, 1, n)), (batch, m, n)), axis=-1)
+            vec = _manip.take_along_axis(vec, self.broadcast_to(  # type: ignore[attr-defined]
+                _manip.reshape(order, (batch, 1, n)), (batch, n, n)), axis=-1)
+        u = _ew.divide(u, _manip.reshape(_ew.where(_ew.greater(s, 0.0), s, 1.0), (batch, 1, n)))
+        # re-orthogonalise (and complete) U by a QR: U = Q diag(sign(diag R)) up to rounding;
+        # a zero singular value's column gets an orthonormal completion from Q
+        qcols = m if full_matrices else n
+        r_, q = self._householder(u, qcols)
+        d = self.diagonal(r_, 0)  # type: ignore[attr-defined]
+        sg = _ew.where(_ew.less(d, 0.0), -1.0, 1.0)
+        if qcols > n:
+            sg = self.concat([sg, self.fill(Array._output(dev, (batch, qcols - n), dt), 1.0)],  # type: ignore[attr-defined]
+                             1, dt)
+        u = _ew.multiply(q, _manip.reshape(sg, (batch, 1, qcols)))
+        vh = _manip.matrix_transpose(vec)
+        s = _manip.reshape(s, bs + (n,))
+        u = _manip.reshape(u, bs + (m, qcols))
+        vh = _manip.reshape(vh, bs + (n, n))
+        if trans:  # x^T = U S Vh  ->  x = Vh^T S U^T
+            return _manip.matrix_transpose(vh), s, _manip.matrix_transpose(u)
+        return u, s, vh
