@@ -25,8 +25,28 @@ if TYPE_CHECKING:
     from .table import OpDef
 
 
+class FFTProvider(Protocol):
+    """The ``fft`` primitives (mixins ``runtime/numpy_fft.NumpyFFT`` and
+    ``ops/fft_wgsl.WgslFFT``). ``axes`` are normalised, ``s`` the transform length per axis
+    (input padded with zeros or trimmed to it; for ``fft_c2r`` the output length of the last
+    axis); ``norm`` is 'backward', 'ortho' or 'forward'. Inputs: complex for c2c and c2r,
+    float32 / float64 for r2c; the result has the matching precision."""
+
+    def fft_c2c(self, x: Array, s: tuple[int, ...], axes: tuple[int, ...], forward: bool,
+                norm: str) -> Array:
+        """Complex-to-complex transform over ``axes`` (lengths ``s``): fftn / ifftn."""
+    def fft_r2c(self, x: Array, s: tuple[int, ...], axes: tuple[int, ...], forward: bool,
+                norm: str) -> Array:
+        """Real-to-complex transform, the last axis halved to ``s[-1] // 2 + 1``: rfftn
+        (``forward``) or the inverse direction with the inverse norm (ihfft)."""
+    def fft_c2r(self, x: Array, s: tuple[int, ...], axes: tuple[int, ...], forward: bool,
+                norm: str) -> Array:
+        """Complex (Hermitian half spectrum on the last axis) to real of length ``s[-1]``:
+        irfftn (not ``forward``) or the forward direction with the forward norm (hfft)."""
+
+
 @runtime_checkable
-class OpProvider(Protocol):
+class OpProvider(FFTProvider, Protocol):
     """The ops a device executes (see the module docstring)."""
 
     device: Device
@@ -101,4 +121,8 @@ class OpProvider(Protocol):
 
 def protocol_methods() -> list[str]:
     """Names of the methods of :class:`OpProvider` (for conformance tests)."""
-    return sorted(n for n, v in vars(OpProvider).items() if callable(v) and not n.startswith("_"))
+    names: set[str] = set()
+    for cls in OpProvider.__mro__:  # the protocol and the family protocols it includes
+        if cls.__module__ == __name__:
+            names |= {n for n, v in vars(cls).items() if callable(v) and not n.startswith("_")}
+    return sorted(names)

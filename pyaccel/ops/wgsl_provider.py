@@ -45,6 +45,7 @@ from ..promotion import check_scalar_fits
 from . import elementwise as _k
 from . import gpu_kernels as _gk
 from . import table as _table
+from .fft_wgsl import WgslFFT
 from .launch import device_lock
 from .table import OpDef
 
@@ -111,7 +112,7 @@ def _linspace_f64(start: float, stop: float, num: int, endpoint: bool) -> list[f
     return ys
 
 
-class WgslOps:
+class WgslOps(WgslFFT):
     """The op provider of a WebGPU device (see the module docstring)."""
 
     def __init__(self, device: Device) -> None:
