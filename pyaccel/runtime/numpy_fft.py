@@ -44,6 +44,12 @@ def numpy_fft(np: Any, kind: str, a: Any, s: Sequence[int], axes: Sequence[int],
     return np.ascontiguousarray(r.astype(np.dtype(out_dtype), copy=False))
 
 
+def view(x: Array) -> Any:
+    """A NumPy view of a cpu array's buffer (as ``numpy_ops.view``, which imports this module)."""
+    np = x.device.ops.np
+    return x._buf.handle[:x.size * x.dtype.itemsize].view(np.dtype(x.dtype.name)).reshape(x.shape)
+
+
 class NumpyFFT:
     """fft provider methods of :class:`~pyaccel.runtime.numpy_ops.NumpyOps` (module docstring)."""
 
@@ -51,8 +57,6 @@ class NumpyFFT:
 
     def _fft_run(self, kind: str, x: Array, s: tuple[int, ...], axes: tuple[int, ...],
                  forward: bool, norm: str, out: DType) -> Array:
-        from .numpy_ops import view
-
         r = numpy_fft(self.np, kind, view(x), s, axes, forward, norm, out.name)
         res = Array._output(self.device, tuple(r.shape), out)  # type: ignore[attr-defined]
         if r.size:
