@@ -212,10 +212,12 @@ class WgslFFT:
             raise UnsupportedDTypeError(
                 f"fft of {x.dtype.name} data on {self.device.uri} runs on the host through NumPy, "
                 "which is not installed; use complex64 / float32 data or install numpy")
-        res = numpy_fft(np, kind, x.to_numpy(), s, axes, forward, norm, out_dtype.name)
+        # complex128 / float64 storage is NumPy's little-endian bytes (dtype table): raw copies
+        a = np.frombuffer(x._storage_bytes(), dtype=np.dtype(x.dtype.name).newbyteorder("<"))
+        res = numpy_fft(np, kind, a.reshape(x.shape), s, axes, forward, norm, out_dtype.name)
         out = Array._empty(self.device, tuple(res.shape), out_dtype)
-        if res.size:  # complex128 / float64 storage is NumPy's bytes (dtype table)
-            out._buf.write(np.ascontiguousarray(res))
+        if res.size:
+            out._buf.write(np.ascontiguousarray(res, dtype=res.dtype.newbyteorder("<")))
         return out
 
     # -- kernels ----------------------------------------------------------------------------
