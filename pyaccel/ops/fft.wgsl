@@ -42,7 +42,7 @@ struct P {
     out_flags: u32,
     sign: f32,       // -1 forward, +1 inverse
     scale: f32,
-    _pad: u32,
+    tshift: u32,     // log2(t)
 }
 
 @group(0) @binding(0) var<storage, read> src: array<SRC>;
@@ -106,9 +106,13 @@ fn coords(gid: vec3<u32>, nwg: vec3<u32>) -> vec4<u32> {
     if (g >= prm.total) {
         return vec4<u32>(0u, 0u, 0u, 0u);
     }
-    let c = g % prm.inner;
-    let r = g / prm.inner;
-    return vec4<u32>(r / prm.t, c, r % prm.t, 1u);
+    var c = 0u;
+    var r = g;
+    if (prm.inner != 1u) {  // (integer division is slow on software GPUs: only when needed)
+        c = g % prm.inner;
+        r = g / prm.inner;
+    }
+    return vec4<u32>(r >> prm.tshift, c, r & (prm.t - 1u), 1u);
 }
 
 @compute @workgroup_size(WG)

@@ -330,7 +330,7 @@ class WgslFFT:
                 in_axis if first else n, in_valid if first else n, herm_n if first else 0,
                 in_flags if first else 0,
                 out_axis if last else n, out_valid if last else n, out_flags if last else 0,
-                sign, scale if last else 1.0, 0)
+                sign, scale if last else 1.0, t.bit_length() - 1)
             pipe = impl.pipeline(fft_source(cur_real, real_out and last), f"pass{R}", {"WG": WG},
                                  f"fft.pass{R}")
             a_in = aux_in if (first and aux_in is not None) else tw
