@@ -169,6 +169,62 @@ fn pass2(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
     store(o, c, base + prm.p, a0 - a1);
 }
 
+fn dft4(a: array<vec2<f32>, 4>) -> array<vec2<f32>, 4> {
+    let s0 = a[0] + a[2];
+    let s1 = a[0] - a[2];
+    let s2 = a[1] + a[3];
+    let d = a[1] - a[3];
+    let s3 = vec2<f32>(-d.y, d.x) * prm.sign;
+    return array<vec2<f32>, 4>(s0 + s2, s1 + s3, s0 - s2, s1 - s3);
+}
+
+// cos / sin of 2 pi m / 16 for m = j2 * r1 (j2, r1 < 4), float64 values rounded once
+const W16_RE = array<f32, 10>(1.0, 0.92387953251128674, 0.70710678118654752, 0.38268343236508978, 0.0,
+                              0.0, -0.70710678118654752, 0.0, 0.0, -0.92387953251128674);
+const W16_IM = array<f32, 10>(0.0, 0.38268343236508978, 0.70710678118654752, 0.92387953251128674, 1.0,
+                              0.0, 0.70710678118654752, 0.0, 0.0, -0.38268343236508978);
+
+// radix 16 as 4 x 4: j = 4 j1 + j2, r = r1 + 4 r2; DFT4 over j1, the internal twiddles
+// W16^(j2 r1), DFT4 over j2 (fixed 4- and 16-trip loops: 56 iterations per invocation)
+@compute @workgroup_size(WG)
+fn pass16(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let q = coords(gid, nwg);
+    if (q.w == 0u) {
+        return;
+    }
+    let o = q.x;
+    let c = q.y;
+    let i = q.z;
+    let t = prm.t;
+    let k = i & (prm.p - 1u);
+    var a: array<vec2<f32>, 16>;
+    for (var j = 0u; j < 16u; j++) {
+        a[j] = load(o, c, i + j * t);
+    }
+    if (k != 0u) {
+        let m = k * prm.step;
+        for (var j = 1u; j < 16u; j++) {
+            a[j] = cmul(a[j], twiddle(j * m));
+        }
+    }
+    var b: array<array<vec2<f32>, 4>, 4>;
+    for (var j2 = 0u; j2 < 4u; j2++) {
+        b[j2] = dft4(array<vec2<f32>, 4>(a[j2], a[4u + j2], a[8u + j2], a[12u + j2]));
+        for (var r1 = 1u; r1 < 4u; r1++) {
+            let mm = j2 * r1;
+            b[j2][r1] = cmul(b[j2][r1], vec2<f32>(W16_RE[mm], prm.sign * W16_IM[mm]));
+        }
+    }
+    let base = (i - k) * 16u + k;
+    let p = prm.p;
+    for (var r1 = 0u; r1 < 4u; r1++) {
+        let x = dft4(array<vec2<f32>, 4>(b[0][r1], b[1][r1], b[2][r1], b[3][r1]));
+        for (var r2 = 0u; r2 < 4u; r2++) {
+            store(o, c, base + (r1 + 4u * r2) * p, x[r2]);
+        }
+    }
+}
+
 // n == 1: copy (padding, conjugation, tables and scale as configured)
 @compute @workgroup_size(WG)
 fn pass1(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {

@@ -75,7 +75,7 @@ def c128(a):
 
 
 # -- one-dimensional complex transforms -------------------------------------------------------
-@pytest.mark.parametrize("n", [1, 2, 4, 8, 32, 128, 1024, 3, 6, 100, 1000])
+@pytest.mark.parametrize("n", [1, 2, 4, 8, 16, 32, 64, 128, 256, 4096, 3, 6, 100, 1000])
 def test_fft_ifft_match_numpy(cdev, poisoned, rng, n):  # noqa: F811
     a = crandn(rng, (3, n))
     x = put(cdev, a)
@@ -256,8 +256,10 @@ def test_twiddles_and_chirp_are_float64_values_rounded_once():
 def test_plan_helpers():
     assert fft_wgsl.radices(1) == [1]
     assert fft_wgsl.radices(2) == [2]
-    assert fft_wgsl.radices(64) == [4, 4, 4]
-    assert fft_wgsl.radices(128) == [4, 4, 4, 2]
+    assert fft_wgsl.radices(4) == [4]
+    assert fft_wgsl.radices(64) == [16, 4]
+    assert fft_wgsl.radices(128) == [16, 4, 2]
+    assert fft_wgsl.radices(1 << 20) == [16] * 5
     assert [fft_wgsl.bluestein_size(n) for n in (3, 5, 1000, 4097)] == [8, 16, 2048, 16384]
     assert fft_wgsl.norm_scale(16, True, "backward") == 1.0
     assert fft_wgsl.norm_scale(16, False, "backward") == 1 / 16
