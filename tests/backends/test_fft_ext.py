@@ -104,6 +104,9 @@ def test_fftn_ifftn(cdev, poisoned, rng):  # noqa: F811
           np.fft.fftn(c128(a), s=(5, 16), axes=(2, 0), norm="ortho"), "complex64")
     check(pf.ifftn(x, s=(-1, 3), axes=(1, 2)), np.fft.ifftn(c128(a), s=(6, 3), axes=(1, 2)),
           "complex64")
+    e = put(cdev, np.zeros((2, 0), np.complex64))  # all padding: zeros; an empty batch
+    check(pf.fft(e, n=4), np.zeros((2, 4)), "complex64")
+    assert pf.fft(put(cdev, np.zeros((0, 8), np.complex64))).shape == (0, 8)
     y = pf.fftn(x, axes=())
     assert y is not x
     check(y, c128(a), "complex64")
