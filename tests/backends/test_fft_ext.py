@@ -282,3 +282,36 @@ def test_big_sizes(cdev, poisoned, rng, n):  # noqa: F811
     x = put(cdev, a)
     check(pf.fft(x), np.fft.fft(c128(a)), "complex64")
     check(pf.ifft(x), np.fft.ifft(c128(a)), "complex64")
+
+
+# -- the public path: asarray / to_numpy of complex data (multi-lane storage) ---------------------
+@pytest.fixture
+def wdev(device, monkeypatch):
+    """``device`` holding complex64, and complex128 / float64 (emulated storage on GPUs)."""
+    from pyaccel.dtypes import WIDE_CAPABILITIES
+
+    monkeypatch.setattr(device.impl, "capabilities", device.capabilities | WIDE_CAPABILITIES)
+    return device
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_public_api_end_to_end(wdev, poisoned, rng, dtype):  # noqa: F811
+    a = crandn(rng, (4, 24), dtype)
+    x = pyaccel.asarray(a, device=wdev)
+    assert x.dtype == as_dtype(dtype)
+    y = pf.fft(x, axis=0, norm="ortho")
+    assert y.dtype == x.dtype and y.device is wdev
+    tol = TOL[dtype]
+    ref = np.fft.fft(c128(a), axis=0, norm="ortho")
+    assert np.abs(y.to_numpy() - ref).max() <= tol * np.abs(ref).max()
+    r = a.real.astype(np.float32 if dtype == "complex64" else np.float64)
+    xr = pyaccel.asarray(r, device=wdev)
+    h = pf.rfft(xr)
+    assert h.dtype == as_dtype(dtype)
+    ref = np.fft.rfft(r.astype(np.float64))
+    assert np.abs(h.to_numpy() - ref).max() <= tol * np.abs(ref).max()
+    back = pf.irfft(h, n=24)
+    assert back.dtype == xr.dtype
+    assert np.abs(back.to_numpy() - r).max() <= 10 * tol * np.abs(r).max()
+    np.testing.assert_array_equal(pf.fftshift(x, axes=1).to_numpy(), np.fft.fftshift(a, axes=1))
+    np.testing.assert_array_equal(pf.ifftshift(x).to_numpy(), np.fft.ifftshift(a))
