@@ -315,3 +315,16 @@ def test_public_api_end_to_end(wdev, poisoned, rng, dtype):  # noqa: F811
     assert np.abs(back.to_numpy() - r).max() <= 10 * tol * np.abs(r).max()
     np.testing.assert_array_equal(pf.fftshift(x, axes=1).to_numpy(), np.fft.fftshift(a, axes=1))
     np.testing.assert_array_equal(pf.ifftshift(x).to_numpy(), np.fft.ifftshift(a))
+
+
+def test_host_tables_without_numpy_match(monkeypatch):
+    """The pure-Python tables (a page without NumPy) equal the NumPy-computed ones."""
+    from pyaccel import _host
+
+    n, m = 1000, fft_wgsl.bluestein_size(1000)
+    with_np = fft_wgsl.twiddle_table(64), fft_wgsl.chirp_tables(n, m)
+    monkeypatch.setattr(_host, "numpy", lambda: None)
+    without = fft_wgsl.twiddle_table(64), fft_wgsl.chirp_tables(n, m)
+    for a, b in ((with_np[0], without[0]), (with_np[1][0], without[1][0]), (with_np[1][1], without[1][1])):
+        np.testing.assert_allclose(np.frombuffer(a, np.float32), np.frombuffer(b, np.float32),
+                                   rtol=0, atol=1e-7)
