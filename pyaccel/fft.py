@@ -218,21 +218,33 @@ def _freq_args(n: Any, d: Any, what: str) -> tuple[int, float]:
     return n, float(d)
 
 
-def fftfreq(n: int, /, *, d: float = 1.0, device: Any = None) -> Array:
-    """Sample frequencies ``[0, 1, ..., -2, -1] / (d * n)`` in the default float dtype."""
+def _freq_dtype(dev: Any, dtype: Any, what: str) -> DType:
+    if dtype is None:
+        return default_float(dev)
+    dt = check_dtype(dev, dtype, f"fft.{what}")
+    if dt.kind != "f":
+        raise TypeError(f"fft.{what}: dtype must be a real floating-point dtype, got {dt.name}")
+    return dt
+
+
+def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Array:
+    """Sample frequencies ``[0, 1, ..., -2, -1] / (d * n)`` in ``dtype`` (default: the
+    device's default float dtype; the ``dtype`` keyword is the 2024.12 standard's)."""
     n, d = _freq_args(n, d, "fftfreq")
     dev = as_device(device)
-    dt = default_float(dev)
+    dt = _freq_dtype(dev, dtype, "fftfreq")
     pos = arange(0, (n - 1) // 2 + 1, dtype=dt, device=dev)
     neg = arange(-(n // 2), 0, dtype=dt, device=dev)
     return ew.multiply(concat([pos, neg]) if n > 1 else pos, 1.0 / (n * d))
 
 
-def rfftfreq(n: int, /, *, d: float = 1.0, device: Any = None) -> Array:
-    """Sample frequencies ``[0, 1, ..., n // 2] / (d * n)`` (for rfft / irfft)."""
+def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Array:
+    """Sample frequencies ``[0, 1, ..., n // 2] / (d * n)`` (for rfft / irfft), in ``dtype``
+    (default: the device's default float dtype)."""
     n, d = _freq_args(n, d, "rfftfreq")
     dev = as_device(device)
-    return ew.multiply(arange(0, n // 2 + 1, dtype=default_float(dev), device=dev), 1.0 / (n * d))
+    dt = _freq_dtype(dev, dtype, "rfftfreq")
+    return ew.multiply(arange(0, n // 2 + 1, dtype=dt, device=dev), 1.0 / (n * d))
 
 
 def _shift(x: Array, axes: Any, what: str, sign: int) -> Array:

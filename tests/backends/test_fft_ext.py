@@ -173,6 +173,12 @@ def test_fftfreq_rfftfreq(device, n):
     g = pf.rfftfreq(n, device=device)
     assert g.device is device and g.dtype == dt
     np.testing.assert_allclose(g.to_numpy(), np.fft.rfftfreq(n), rtol=1e-6, atol=0)
+    h = pf.rfftfreq(n, d=2.0, dtype=pyaccel.float32, device=device)  # the 2024.12 keyword
+    assert h.dtype == pyaccel.float32
+    np.testing.assert_allclose(h.to_numpy(), np.fft.rfftfreq(n, 2.0), rtol=1e-6, atol=0)
+    assert pf.fftfreq(n, dtype=pyaccel.float32, device=device).dtype == pyaccel.float32
+    with pytest.raises(TypeError, match="real floating-point"):
+        pf.fftfreq(n, dtype=pyaccel.int32, device=device)
 
 
 def test_fftshift_ifftshift(device, rng):
