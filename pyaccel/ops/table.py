@@ -45,6 +45,7 @@ FAMILIES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "matmul": ("matmul",),
     "softmax": ("softmax",),
     "sort": ("sort",),
+    "fft": ("fft",),  # pyaccel.fft: Stockham / Bluestein passes (ops/fft_wgsl.py)
     "composite": (),  # built from other ops (no kernel of its own)
     "host": (),  # data-dependent shapes: NumPy / pure Python after a device sync on GPUs
 })
