@@ -76,6 +76,7 @@ __all__ = [
 # ---------------------------------------------------------------------------
 # Array API namespace (pyaccel.Array and its functions; see pyaccel/array.py).
 # ---------------------------------------------------------------------------
+from . import fft as fft  # noqa: E402  (the fft extension)
 from . import linalg, nn  # noqa: E402
 from .array import Array, asarray  # noqa: E402
 from .creation import (  # noqa: E402

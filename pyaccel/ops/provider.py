@@ -47,8 +47,28 @@ class LinalgProvider(Protocol):
         """(U, S descending, Vh); U and Vh are None unless ``compute_uv``."""
 
 
+class FFTProvider(Protocol):
+    """The ``fft`` primitives (mixins ``runtime/numpy_fft.NumpyFFT`` and
+    ``ops/fft_wgsl.WgslFFT``). ``axes`` are normalised, ``s`` the transform length per axis
+    (input padded with zeros or trimmed to it; for ``fft_c2r`` the output length of the last
+    axis); ``norm`` is 'backward', 'ortho' or 'forward'. Inputs: complex for c2c and c2r,
+    float32 / float64 for r2c; the result has the matching precision."""
+
+    def fft_c2c(self, x: Array, s: tuple[int, ...], axes: tuple[int, ...], forward: bool,
+                norm: str) -> Array:
+        """Complex-to-complex transform over ``axes`` (lengths ``s``): fftn / ifftn."""
+    def fft_r2c(self, x: Array, s: tuple[int, ...], axes: tuple[int, ...], forward: bool,
+                norm: str) -> Array:
+        """Real-to-complex transform, the last axis halved to ``s[-1] // 2 + 1``: rfftn
+        (``forward``) or the inverse direction with the inverse norm (ihfft)."""
+    def fft_c2r(self, x: Array, s: tuple[int, ...], axes: tuple[int, ...], forward: bool,
+                norm: str) -> Array:
+        """Complex (Hermitian half spectrum on the last axis) to real of length ``s[-1]``:
+        irfftn (not ``forward``) or the forward direction with the forward norm (hfft)."""
+
+
 @runtime_checkable
-class OpProvider(LinalgProvider, Protocol):
+class OpProvider(LinalgProvider, FFTProvider, Protocol):
     """The ops a device executes (see the module docstring)."""
 
     device: Device

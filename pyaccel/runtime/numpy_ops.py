@@ -18,6 +18,7 @@ from ..device import Device
 from ..dtypes import HOST_LAYOUT, DType, StorageLayout, as_dtype
 from ..indexing import numpy_key
 from ..ops.table import OpDef
+from .numpy_fft import NumpyFFT
 from .numpy_linalg import NumpyLinalg
 
 
@@ -34,7 +35,7 @@ def _acc(dt: DType) -> str:
     return "float32" if dt.name == "float16" else dt.name
 
 
-class NumpyOps(NumpyLinalg):
+class NumpyOps(NumpyLinalg, NumpyFFT):
     """The op provider of the cpu device (see the module docstring)."""
 
     def __init__(self, device: Device, np: Any) -> None:
