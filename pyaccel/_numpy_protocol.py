@@ -20,6 +20,8 @@ This module imports nothing from pyaccel: the namespace arrives as the ``ns`` ar
 
 from __future__ import annotations
 
+import uuid
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -144,10 +146,19 @@ def _handles(*names: str) -> Callable[[Handler], Handler]:
     return deco
 
 
+_LIKE_FUNCS = frozenset(("empty", "zeros", "ones", "full", "array", "asarray", "asanyarray",
+                         "ascontiguousarray"))
+
+
 def array_function(array_type: type, ns: Any, func: Any, types: tuple, args: tuple,
-                   kwargs: dict) -> Any:
-    """``Array.__array_function__``: the pyaccel twin of the NumPy function, or NotImplemented."""
+                   kwargs: dict, receiver: Any = None) -> Any:
+    """``Array.__array_function__``: the pyaccel twin of the NumPy function, or NotImplemented.
+
+    ``receiver``: the array whose method NumPy called; for ``np.empty(..., like=x)`` (NEP 35
+    drops ``like`` from ``kwargs``) it is ``x``, so the result goes to ``x``'s device."""
     np = _np()
+    if receiver is not None and func.__name__ in _LIKE_FUNCS:
+        kwargs = {**kwargs, "like": receiver}
     for t in types:
         if not (issubclass(t, array_type) or issubclass(t, np.ndarray)):
             return NotImplemented  # another duck array: let it (or NumPy) decide
@@ -191,12 +202,30 @@ def _stack(at: type, ns: Any, arrays: Any, axis: int = 0, out: Any = None, *, dt
     return ns.astype(res, _dtype(ns, dtype)) if dtype is not None else res
 
 
+def _empty_reduction(ns: Any, name: str, a: Any, axis: Any, keepdims: bool, dtype: Any) -> Any:
+    """A reduction of a 0-size array (Dask's metadata arrays) without a kernel: the identity,
+    uploaded (a host write; NumPy's value and dtype rules)."""
+    np = _np()
+    want = getattr(np, name)(np.empty(a.shape, a.dtype.numpy), axis=_axis(axis),
+                             keepdims=keepdims, **({"dtype": dtype} if dtype is not None else {}))
+    want = np.asarray(want)
+    dt = a.dtype if name in ("sum", "prod") and dtype is None and want.dtype.kind == a.dtype.kind \
+        else None
+    return ns.asarray(want, dtype=dt, device=a.device)
+
+
 def _reduction(name: str, takes_dtype: bool) -> Handler:
     def h(at: type, ns: Any, a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
           keepdims: bool = False, **kw: Any) -> Any:
         _no_out(name, out)
         if kw.get("where", True) is not True or kw.get("initial") is not None:
             return NotImplemented
+        if isinstance(a, at) and a.size == 0:
+            import warnings
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # mean of empty: NaN
+                return _empty_reduction(ns, name, a, axis, bool(keepdims), dtype)
         f = getattr(ns, name)
         if takes_dtype:
             return f(a, axis=_axis(axis), keepdims=bool(keepdims), dtype=_dtype(ns, dtype))
@@ -394,9 +423,12 @@ for _n in ("empty", "zeros", "ones", "full"):
 
 @_handles("array", "asarray", "asanyarray", "ascontiguousarray")
 def _asarray(at: type, ns: Any, a: Any, dtype: Any = None, *args: Any, like: Any = None,
-             **kw: Any) -> Any:
+             ndmin: int = 0, copy: Any = None, **kw: Any) -> Any:
     dev = like.device if isinstance(like, at) else None
-    return ns.asarray(a, dtype=_dtype(ns, dtype), device=dev)
+    res = ns.asarray(a, dtype=_dtype(ns, dtype), device=dev, copy=True if copy else None)
+    if res.ndim < ndmin:
+        res = ns.reshape(res, (1,) * (ndmin - res.ndim) + res.shape)
+    return res
 
 
 @_handles("ndim")
@@ -418,3 +450,21 @@ def _size(at: type, ns: Any, a: Any, axis: Any = None) -> int:
 def _result_type(at: type, ns: Any, *arrays_and_dtypes: Any) -> Any:
     np = _np()
     return np.result_type(*(a.dtype.numpy if isinstance(a, at) else a for a in arrays_and_dtypes))
+
+
+# ---------------------------------------------------------------------------
+# Dask tokens
+# ---------------------------------------------------------------------------
+_TOKENS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def buffer_token(buf: Any) -> str:
+    """A token for a device buffer: the same for the same buffer, never reused by another.
+
+    (``Array.__dask_tokenize__``: without it Dask would pickle *and unpickle* the array to
+    hash it, reading it back and uploading it again; like Dask's own token for ``object()``
+    it is idempotent, not content-based.)"""
+    tok = _TOKENS.get(buf)
+    if tok is None:
+        tok = _TOKENS.setdefault(buf, uuid.uuid4().hex)
+    return tok

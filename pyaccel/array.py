@@ -439,7 +439,15 @@ class Array:
         from . import _numpy_protocol
 
         return _numpy_protocol.array_function(Array, self.__array_namespace__(), func, types,
-                                              args, kwargs)
+                                              args, kwargs, self)
+
+    def __dask_tokenize__(self) -> tuple:
+        """Dask's token: device, dtype, shape and a per-buffer id (no readback; see
+        docs/interop.md on in-place changes)."""
+        from ._numpy_protocol import buffer_token
+
+        return ("pyaccel.Array", self._device.uri, self._dtype.name, self._shape,
+                buffer_token(self._buf))
 
     # NumPy-style methods that Dask calls on its chunks (``chunk.sum(axis=...)``,
     # ``out.squeeze(axis)``): each is the NumPy function, so it dispatches back to pyaccel

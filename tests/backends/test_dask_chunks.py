@@ -68,6 +68,30 @@ def test_chunked_ops_match_numpy(uri: str, rng: np.random.Generator) -> None:
     _check(d[2:8:2, ::-1].compute(), a[2:8:2, ::-1], dev)
 
 
+def test_building_graphs_touches_no_data(rng: np.random.Generator) -> None:
+    # tokens and 0-size metadata arrays: no readback (Dask would otherwise pickle the array to
+    # hash it), no kernel compiled or dispatched, nothing submitted until compute()
+    dev = _dev("vulkan:0")
+    x = pyaccel.asarray(rng.standard_normal((64, 32)).astype(np.float32), device=dev)
+    dev.synchronize()
+    keys = ("pipelines_compiled", "dispatches", "submits")
+    before = {k: dev.memory_stats()[k] for k in keys}
+    d = da.from_array(x, chunks=(16, 16))
+    graphs = [da.exp(d) + 1, d.sum(axis=0, keepdims=True), d.mean(axis=1), d @ d.T,
+              da.concatenate([d, d]), d.rechunk((32, 8)), d.max()]
+    assert {k: dev.memory_stats()[k] for k in keys} == before
+    for g in graphs:  # 0-size metadata on the device (0-d for full reductions, as with NumPy)
+        assert isinstance(g._meta, pyaccel.Array) and g._meta.device is dev
+        assert g._meta.size == 0 or g._meta.ndim == 0
+    from dask.base import tokenize
+
+    assert tokenize(x) == tokenize(x)  # the token is stable per buffer ...
+    assert tokenize(pyaccel.reshape(x, (32, 64))) != tokenize(x)
+    assert tokenize(pyaccel.asarray(x, copy=True)) != tokenize(x)  # ... and differs between buffers
+    x += 1.0  # from_array took a snapshot (a device copy, as Dask does with NumPy arrays)
+    np.testing.assert_allclose(d.compute().to_numpy(), x.to_numpy() - 1, atol=1e-6)
+
+
 @pytest.mark.parametrize("uri", URIS)
 def test_reductions_with_axis_and_keepdims(uri: str, rng: np.random.Generator) -> None:
     dev = _dev(uri)
