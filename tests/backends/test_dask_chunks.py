@@ -185,8 +185,7 @@ def test_local_cluster_two_processes(rng: np.random.Generator, monkeypatch) -> N
                                   dashboard_address=None, silence_logs=40) as cluster, \
             distributed.Client(cluster) as client:
         pids = {w.pid for w in cluster.workers.values()}
-        res = (da.exp(d) * 2).sum(axis=0, keepdims=True).compute()
-        mm = (d.T @ d).compute()
+        res, mm = dask.compute((da.exp(d) * 2).sum(axis=0, keepdims=True), d.T @ d)
         state = client.run(_worker_state)
     assert time.monotonic() - t0 < 120  # (bounded; typical ~10 s)
     _check(res, (np.exp(a) * 2).sum(0, keepdims=True), dev, 1e-4)
