@@ -173,3 +173,26 @@ __all__ += [  # noqa: PLE0605
     "tensordot", "tile", "tril", "triu", "unique_all", "unique_counts", "unique_inverse",
     "unique_values", "unstack", "var", "vecdot", "zeros", "zeros_like", *_elementwise_names,
 ]
+
+# Submodules loaded on first attribute access, so ``import pyaccel`` stays light (no NumPy,
+# no pytest, no wgpu): ``pyaccel.testing.assert_matches_oracle`` works after a plain import,
+# like ``numpy.testing``; ``pyaccel.extras`` holds the backend-specific extras.
+_LAZY_SUBMODULES = ("testing", "extras")
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES))
+
+# Dask: register pyaccel.Array as a chunk type now if dask.array is loaded, else when it is
+# (a one-shot import hook; pyaccel/_dask.py). Imports nothing from Dask here.
+from ._dask import install_hook as _install_dask_hook  # noqa: E402
+
+_install_dask_hook()

@@ -49,7 +49,6 @@ class Array:
 
     __slots__ = ("_buf", "_shape", "_dtype", "_device", "__weakref__")
     __array_priority__ = 100.0
-    __array_ufunc__ = None  # NumPy defers binary operators to us (and then refuses mixing)
     __hash__ = None  # type: ignore[assignment]  # __eq__ is elementwise
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -403,6 +402,89 @@ class Array:
             return NotImplemented
         _assign_inplace(self, _OPS["matmul"](self, o), "matmul")
         return self
+
+    # -- interop: pickling, copying, NumPy's protocols (Dask chunks) -------------------
+    # (docs/interop.md; helpers in _pickle.py and _numpy_protocol.py)
+    def __reduce_ex__(self, protocol: Any) -> tuple:
+        """Pickle as (device URI, dtype, shape, host bytes); see :mod:`pyaccel._pickle` for
+        where it is unpickled (the same URI, else the receiving process's current device).
+        Reads the data back (waits for the device); protocol 5 sends it out of band."""
+        from . import _pickle
+
+        try:
+            data: Any = self.tobytes()
+        except Exception as exc:  # freed buffer, lost device: say what was being pickled
+            raise type(exc)(f"pickling a pyaccel array of shape {self._shape} on "
+                            f"{self._device.uri}: {exc}") from exc
+        if isinstance(protocol, int) and protocol >= 5:
+            import pickle
+
+            data = pickle.PickleBuffer(data)
+        return (_pickle.rebuild_array, (self._device.uri, self._dtype.name, self._shape, data))
+
+    def __reduce__(self) -> tuple:
+        return self.__reduce_ex__(2)
+
+    def __copy__(self) -> Array:
+        """A new array with a copy of the data on the same device (like ``ndarray.__copy__``)."""
+        return _OPS["astype"](self, self._dtype, copy=True)
+
+    def __deepcopy__(self, memo: dict) -> Array:
+        """A device-side copy (no host round trip), on the same device."""
+        return self.__copy__()
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """NEP 13: ``np.exp(x)``, ``np.add.reduce(x, axis=0)`` run on the device (see
+        :mod:`pyaccel._numpy_protocol`); NumPy arrays with dimensions are refused."""
+        from . import _numpy_protocol
+
+        return _numpy_protocol.array_ufunc(Array, self.__array_namespace__(), ufunc, method,
+                                           inputs, kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        """NEP 18: ``np.concatenate``, ``np.sum(..., keepdims=)``, ``np.tensordot`` ... on
+        pyaccel arrays run the pyaccel function (the table in :mod:`pyaccel._numpy_protocol`)."""
+        from . import _numpy_protocol
+
+        return _numpy_protocol.array_function(Array, self.__array_namespace__(), func, types,
+                                              args, kwargs, self)
+
+    def __dask_tokenize__(self) -> tuple:
+        """Dask's token: device, dtype, shape and a per-buffer id (no readback; see
+        docs/interop.md on in-place changes)."""
+        from ._numpy_protocol import buffer_token
+
+        return ("pyaccel.Array", self._device.uri, self._dtype.name, self._shape,
+                buffer_token(self._buf))
+
+    # NumPy-style methods that Dask calls on its chunks (``chunk.sum(axis=...)``,
+    # ``out.squeeze(axis)``): each is the NumPy function, so it dispatches back to pyaccel
+    # through __array_function__ and runs on the device. (Not part of the Array API.)
+    def sum(self, *args: Any, **kwargs: Any) -> Array: return _np_call("sum", self, args, kwargs)
+    def prod(self, *args: Any, **kwargs: Any) -> Array: return _np_call("prod", self, args, kwargs)
+    def mean(self, *args: Any, **kwargs: Any) -> Array: return _np_call("mean", self, args, kwargs)
+    def max(self, *args: Any, **kwargs: Any) -> Array: return _np_call("max", self, args, kwargs)
+    def min(self, *args: Any, **kwargs: Any) -> Array: return _np_call("min", self, args, kwargs)
+    def any(self, *args: Any, **kwargs: Any) -> Array: return _np_call("any", self, args, kwargs)
+    def all(self, *args: Any, **kwargs: Any) -> Array: return _np_call("all", self, args, kwargs)
+    def squeeze(self, *args: Any, **kwargs: Any) -> Array: return _np_call("squeeze", self, args, kwargs)
+
+    def reshape(self, *shape: Any, **kwargs: Any) -> Array:
+        return _np_call("reshape", self, (shape[0] if len(shape) == 1 else shape,), kwargs)
+
+    def transpose(self, *axes: Any) -> Array:
+        return _np_call("transpose", self, (axes[0] if len(axes) == 1 else (axes or None),), {})
+
+    def copy(self) -> Array:
+        return self.__copy__()
+
+
+def _np_call(name: str, x: Array, args: tuple, kwargs: dict) -> Any:
+    """``numpy.<name>(x, *args, **kwargs)`` (dispatches to pyaccel through __array_function__)."""
+    np = _host.numpy()
+    if np is None:
+        raise _no_numpy(f"x.{name}(...)")
+    return getattr(np, name)(x, *args, **kwargs)
 
 
 def _is_operand(x: Any) -> bool:

@@ -153,6 +153,13 @@ class Device:
 
     __hash__ = object.__hash__
 
+    def __reduce__(self) -> tuple:
+        """A Device pickles as its URI; unpickling opens that URI in the receiving process,
+        or its current device when the URI does not exist there (docs/interop.md)."""
+        from . import _pickle
+
+        return (_pickle.rebuild_device, (self.uri,))
+
     # -- memory -----------------------------------------------------------
     def malloc(self, nbytes: int) -> Buffer:
         """Allocate ``nbytes`` of device memory (contents undefined). Freed by ``free()`` or GC."""
@@ -242,6 +249,13 @@ class Buffer:
     def __repr__(self) -> str:
         state = "freed" if self._handle is None else f"{self.nbytes} bytes"
         return f"<pyaccel.Buffer {state} on {self.device.uri}>"
+
+    def __reduce__(self) -> tuple:
+        raise TypeError(
+            f"a pyaccel.Buffer ({self.nbytes} bytes on {self.device.uri}) is raw device memory of "
+            "this process and cannot be pickled; pickle an Array over it, or its bytes "
+            "(buffer.read())"
+        )
 
     @property
     def freed(self) -> bool:

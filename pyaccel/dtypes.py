@@ -69,6 +69,24 @@ class DType:
 
         return np.dtype(self.name)
 
+    @property
+    def dtype(self) -> Any:
+        """The NumPy dtype, under the attribute NumPy reads: ``np.dtype(pyaccel.float32)``,
+        ``np.result_type(...)`` and Dask (chunk metadata) accept pyaccel dtypes through it."""
+        return self.numpy
+
+    def __getattr__(self, name: str) -> Any:
+        # NumPy-dtype attributes that duck-array libraries read from ``x.dtype`` (Dask:
+        # ``x.dtype.type``, ``.str``); only these, so a DType never looks like an array
+        if name in _NUMPY_DTYPE_ATTRS:
+            return getattr(self.numpy, name)
+        raise AttributeError(f"pyaccel dtype {self.__dict__.get('name')} has no attribute {name!r}")
+
+
+_NUMPY_DTYPE_ATTRS = frozenset((
+    "type", "str", "descr", "byteorder", "num", "alignment", "isbuiltin", "isnative", "names",
+    "fields", "hasobject", "subdtype", "base", "metadata", "newbyteorder",
+))
 
 bool_ = DType("bool", "b", 1, "?")
 int8 = DType("int8", "i", 1, "b")
