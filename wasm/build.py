@@ -40,7 +40,7 @@ import time
 import zipfile
 from pathlib import Path
 
-if sys.version_info < (3, 11):  # tomllib
+if sys.version_info < (3, 11):  # noqa: UP036 - tomllib; npm may find an older python
     sys.exit(f"[wasm/build] ERROR: Python >= 3.11 is needed (this is {sys.version.split()[0]}); "
              "install python3.11 or newer, or set PYTHON=/path/to/python3.11 for npm")
 
