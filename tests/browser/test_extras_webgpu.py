@@ -151,6 +151,26 @@ ok = (pyaccel.asarray([1.0, 2.0], dtype=pyaccel.float32, device=dev) * 3).tolist
     assert ok == [3.0, 6.0]
 
 
+def test_buffer_of_another_device_fails_at_the_sync_point(run_py):
+    """WebGPU cannot tell early that a GPUBuffer belongs to another GPUDevice: the first read
+    raises a WebGPUError, and the device stays usable."""
+    out = run_py(RAW + """
+other = run_sync(run_sync(js.navigator.gpu.requestAdapter()).requestDevice())
+theirs = other.createBuffer(obj(size=64, usage=U.STORAGE | U.COPY_SRC | U.COPY_DST))
+w = from_gpu_buffer(theirs, (16,), pyaccel.float32, dev)
+try:
+    (w + 1).tolist(); res = ("no error", "")
+except Exception as e:
+    res = (type(e).__name__, str(e))
+ok = (pyaccel.asarray([1.0, 2.0], dtype=pyaccel.float32, device=dev) + 1).tolist()
+other.destroy()
+[*res, ok]
+""")
+    etype, msg, ok = out
+    assert etype == "WebGPUError", (etype, msg)
+    assert ok == [2.0, 3.0]
+
+
 def test_as_gpu_buffer_refuses_non_arrays_and_freed(run_py):
     out = run_py(RAW + """
 res = []
