@@ -10,7 +10,6 @@ log() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
 
 # 1. System packages: software Vulkan (lavapipe) + loader, Chromium for the browser tests,
-#    (Python 3.12 for pyodide-build comes from pyenv; see wasm/build.py).
 APT_PKGS=(mesa-vulkan-drivers libvulkan1 chromium)
 missing=()
 for p in "${APT_PKGS[@]}"; do
@@ -53,9 +52,8 @@ fi
 if [ -f wasm/build.py ] && [ -f package.json ]; then
   want="$(cat pyproject.toml package-lock.json vite.config.js $(git ls-files -co --exclude-standard pyaccel web wasm | grep -v '^web/dist' | sort) 2>/dev/null | sha256sum | cut -c1-16)"
   if [ ! -f web/dist/index.html ] || [ "$(cat "$STAMPS/web" 2>/dev/null)" != "$want" ]; then
-    log "building the browser distribution (wasm/build.py, vite build)"
-    .venv/bin/python wasm/build.py
-    npm run --silent build
+    log "building the browser distribution (npm run build: wasm/build.py as prebuild, then vite build)"
+    PYTHON=.venv/bin/python npm run --silent build
     echo "$want" > "$STAMPS/web"
   else
     log "web/dist up to date"

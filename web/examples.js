@@ -176,6 +176,153 @@ print("ok")
 `),
   },
   {
+    id: "mandelbrot",
+    title: "Mandelbrot zoom (WGSL kernel, drawn from the GPU buffer)",
+    code: py(`
+# A custom WGSL kernel computes the iteration counts into a pyaccel array, and each
+# frame is drawn on the canvas straight from that array's GPU buffer: pyaccel.extras.webgpu
+# hands the JS GPUBuffer to a small WebGPU render pass (no readback of the picture).
+import json, time
+import js
+from pyodide.ffi import to_js
+import pyaccel
+from pyaccel.extras.webgpu import as_gpu_buffer, gpu_device
+
+W, H, MAXIT, FRAMES = 384, 256, 200, 24
+CX, CY = -0.743643887, 0.131825904       # zoom target (Seahorse Valley)
+dev = pyaccel.device()
+
+mandelbrot = pyaccel.Kernel("""
+struct P { w: u32, h: u32, maxit: u32, cx: f32, cy: f32, scale: f32 }
+@group(0) @binding(0) var<storage, read_write> counts: array<u32>;
+@group(0) @binding(1) var<uniform> p: P;
+@compute @workgroup_size(8, 8)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    if (g.x >= p.w || g.y >= p.h) { return; }
+    let c = vec2<f32>(p.cx + (f32(g.x) + 0.5 - 0.5 * f32(p.w)) * p.scale,
+                      p.cy + (f32(g.y) + 0.5 - 0.5 * f32(p.h)) * p.scale);
+    var z = vec2<f32>(0.0, 0.0);
+    var n = 0u;
+    for (var i = 0u; i < 1024u; i++) {   // bounded loop; stops at p.maxit
+        if (i >= p.maxit) { break; }
+        let x2 = z.x * z.x;
+        let y2 = z.y * z.y;
+        if (x2 + y2 > 4.0) { break; }
+        z = vec2<f32>(x2 - y2 + c.x, 2.0 * z.x * z.y + c.y);
+        n = n + 1u;
+    }
+    counts[g.y * p.w + g.x] = n;
+}
+""")
+
+def opts(**kw):
+    return to_js(kw, dict_converter=js.Object.fromEntries)
+
+canvas = js.pyaccelCanvas                 # the page's drawing helpers (web/draw.js)
+counts = pyaccel.empty((H, W), dtype=pyaccel.uint32, device=dev)
+scale = 3.0 / W
+t0 = time.perf_counter()
+for frame in range(FRAMES):
+    params = {"w": W, "h": H, "maxit": MAXIT, "cx": CX, "cy": CY, "scale": scale}
+    mandelbrot(counts, params, grid=(W, H))              # recorded on the GPU
+    canvas.drawField(gpu_device(dev), as_gpu_buffer(counts),   # drawn from the same buffer
+                     opts(width=W, height=H, kind="u32", vmax=MAXIT, palette="cycle",
+                          meta=json.dumps(params)))
+    await canvas.nextFrame()                             # let the page show the frame
+    scale *= 0.8
+dev.synchronize()
+dt = time.perf_counter() - t0
+print(f"{FRAMES} frames of {W}x{H} on {dev.uri} in {dt:.2f} s ({FRAMES / dt:.1f} frames/s)")
+print(f"zoomed {3.0 / W / params['scale']:.0f}x into ({CX}, {CY}); no pixel was read back")
+`),
+  },
+  {
+    id: "heat",
+    title: "Live heat diffusion (Array API, drawn from the GPU buffer)",
+    code: py(`
+# 2-D heat diffusion with the Array API stencil of examples/heat_diffusion.py; the field is
+# drawn every few steps straight from its GPU buffer (pyaccel.extras.webgpu, no readback).
+import json, time
+import js
+from pyodide.ffi import to_js
+import pyaccel
+from pyaccel.extras.webgpu import as_gpu_buffer, gpu_device
+
+N, STEPS, DRAW_EVERY, ALPHA = 128, 240, 12, 0.24     # explicit Euler: stable for ALPHA <= 0.25
+dev = pyaccel.device()
+
+def step(xp, u, alpha):
+    """One explicit Euler step on the interior; the boundary stays fixed."""
+    lap = u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:] + u[1:-1, :-2] - 4 * u[1:-1, 1:-1]
+    inner = u[1:-1, 1:-1] + alpha * lap
+    mid = xp.concat([u[1:-1, :1], inner, u[1:-1, -1:]], axis=1)
+    return xp.concat([u[:1, :], mid, u[-1:, :]], axis=0)
+
+# a hot top wall and a hot disc in a cold plate
+u0 = [[1.0 if i == 0 or (i - 80) ** 2 + (j - 44) ** 2 < 196 else 0.0 for j in range(N)]
+      for i in range(N)]
+u = pyaccel.asarray(u0, dtype=pyaccel.float32, device=dev)
+
+def opts(**kw):
+    return to_js(kw, dict_converter=js.Object.fromEntries)
+
+canvas = js.pyaccelCanvas
+t0 = time.perf_counter()
+for k in range(1, STEPS + 1):
+    u = step(pyaccel, u, ALPHA)
+    if k % DRAW_EVERY == 0:
+        canvas.drawField(gpu_device(dev), as_gpu_buffer(u),
+                         opts(width=N, height=N, kind="f32", vmin=0.0, vmax=1.0, palette="heat",
+                              scale=3, meta=json.dumps({"steps": k, "alpha": ALPHA, "n": N})))
+        await canvas.nextFrame()
+dev.synchronize()
+dt = time.perf_counter() - t0
+print(f"{STEPS} steps of {N}x{N} on {dev.uri} in {dt:.2f} s ({STEPS / dt:.0f} steps/s), "
+      f"{STEPS // DRAW_EVERY} frames drawn from the GPU buffer")
+`),
+  },
+  {
+    id: "kmeans",
+    title: "k-means loss chart (Array API)",
+    code: py(`
+# k-means on 3000 points with the Array API (as examples/kmeans.py); the mean squared
+# distance to the nearest centroid after each iteration is plotted on a line chart.
+import random, time
+import js
+from pyodide.ffi import to_js
+import pyaccel as xp
+
+N, K, ITERS = 3000, 5, 12
+dev = xp.device()
+rnd = random.Random(7)
+blobs = [(rnd.uniform(-8, 8), rnd.uniform(-8, 8)) for _ in range(K)]
+pts = [(blobs[i % K][0] + rnd.gauss(0, 1.2), blobs[i % K][1] + rnd.gauss(0, 1.2)) for i in range(N)]
+x = xp.asarray(pts, dtype=xp.float32, device=dev)
+c = xp.asarray([pts[i] for i in range(0, 5 * K, 5)], dtype=xp.float32, device=dev)  # all in one blob
+
+ids = xp.arange(K, dtype=xp.int32, device=dev)
+x2 = xp.sum(x * x, axis=1, keepdims=True)
+losses = []
+t0 = time.perf_counter()
+for it in range(ITERS):
+    d = x2 - 2 * (x @ xp.matrix_transpose(c)) + xp.sum(c * c, axis=1)[None, :]
+    labels = xp.argmin(d, axis=1)
+    losses.append(xp.mean(xp.min(d, axis=1)).tolist())      # one scalar read per iteration
+    onehot = xp.astype(labels[:, None] == ids[None, :], x.dtype)
+    counts = xp.sum(onehot, axis=0)
+    sums = xp.matrix_transpose(onehot) @ x
+    c = xp.where(counts[:, None] > 0, sums / xp.maximum(counts, 1)[:, None], c)
+    js.pyaccelCanvas.plot(to_js(losses), to_js({"title": f"k-means on {dev.uri}: mean squared distance",
+                                                "xlabel": "iteration"}, dict_converter=js.Object.fromEntries))
+    await js.pyaccelCanvas.nextFrame()
+dt = time.perf_counter() - t0
+print(f"k-means, {N} points, k={K}, {ITERS} iterations on {dev.uri} in {dt:.2f} s")
+print("loss:", " ".join(f"{v:.3f}" for v in losses))
+assert losses[-1] < losses[0]
+print("ok")
+`),
+  },
+  {
     id: "device-info",
     title: "Device report (capabilities, limits)",
     code: py(`

@@ -1,7 +1,11 @@
 // pyaccel playground: boots Pyodide, loads the pyaccel wheel, runs user code.
 //
 // Page contract (stable: tests/browser and docs rely on these):
-//   #code      <textarea>  Python source to run
+//   #code      the editor's content element (CodeMirror 6, Python highlighting; contenteditable,
+//              so Playwright's fill("#code", text) replaces the code); read/write the code
+//              with pyaccelPlayground.getCode() / setCode(text)
+//   #view      <canvas>    WebGPU canvas: fields drawn from GPU buffers (draw.js), hidden until used
+//   #chart     <canvas>    2-D line charts (draw.js), hidden until used
 //   #examples  <select>    example picker; option value = example id (examples.js)
 //   #run       <button>    runs #code (also Ctrl/Cmd+Enter inside #code);
 //                          disabled until Pyodide + pyaccel are loaded
@@ -24,9 +28,11 @@
 //                           what JS sees of WebGPU (adapter = {vendor, architecture,
 //                           device, description, features} or null)
 //   window.pyaccelPlayground {examples, run(code) -> Promise<{ok, output, elapsedMs}>,
-//                           setExample(id)}
+//                           setExample(id), getCode(), setCode(text), editor (the EditorView)}
+//   window.pyaccelCanvas    drawField / plot / nextFrame / last / lastChart (draw.js); Python
+//                           reaches it as js.pyaccelCanvas
 //
-// Query string: ?example=<id> preselects an example; ?autorun=1 runs it once ready;
+// Query string: ?example=<id> preselects an example (default: mandelbrot); ?autorun=1 runs it once ready;
 // ?device=<uri list> sets PYACCEL_DEVICE for Python (loadPyodide({env})), e.g. ?device=webgpu:0.
 //
 // Globals available to the code that Run executes (besides the usual __name__):
@@ -37,12 +43,17 @@
 //
 // Pyodide's runtime files are served from "<page base>/pyodide/" (web/public/pyodide,
 // filled by `python wasm/build.py`), so the built site works from any static path.
+import { python } from "@codemirror/lang-python";
+import { indentWithTab } from "@codemirror/commands";
+import { keymap } from "@codemirror/view";
+import { basicSetup, EditorView } from "codemirror";
 import { loadPyodide } from "pyodide";
+import { createCanvasHelpers } from "./draw.js";
 import { EXAMPLES } from "./examples.js";
 
 const $ = (id) => document.getElementById(id);
 const el = {
-  code: $("code"),
+  editor: $("editor"),
   examples: $("examples"),
   run: $("run"),
   output: $("output"),
@@ -67,6 +78,45 @@ function appendOutput(text, cls) {
   el.output.scrollTop = el.output.scrollHeight;
 }
 
+// -------------------------------------------------------------------- editor
+const editor = new EditorView({
+  parent: el.editor,
+  extensions: [
+    basicSetup,
+    python(),
+    keymap.of([
+      {
+        key: "Mod-Enter",
+        preventDefault: true,
+        run: () => {
+          if (!el.run.disabled) el.run.click();
+          return true;
+        },
+      },
+      indentWithTab,
+    ]),
+    EditorView.contentAttributes.of({ id: "code", "aria-label": "Python code", spellcheck: "false" }),
+    EditorView.theme({
+      "&": { color: "var(--fg)", backgroundColor: "var(--panel)" },
+      ".cm-gutters": { backgroundColor: "var(--panel)", color: "var(--muted)", borderRight: "1px solid var(--muted)" },
+      ".cm-activeLine, .cm-activeLineGutter": { backgroundColor: "color-mix(in srgb, var(--accent) 8%, transparent)" },
+      "&.cm-focused .cm-cursor": { borderLeftColor: "var(--fg)" },
+    }),
+  ],
+});
+
+function getCode() {
+  return editor.state.doc.toString();
+}
+
+function setCode(text) {
+  editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: text } });
+}
+
+// ------------------------------------------------------------------ pictures
+const canvas = createCanvasHelpers($("view"), $("chart"));
+window.pyaccelCanvas = canvas;
+
 // ------------------------------------------------------------------ examples
 for (const ex of EXAMPLES) {
   const opt = document.createElement("option");
@@ -78,23 +128,12 @@ for (const ex of EXAMPLES) {
 function setExample(id) {
   const ex = EXAMPLES.find((e) => e.id === id) ?? EXAMPLES[0];
   el.examples.value = ex.id;
-  el.code.value = ex.code;
+  setCode(ex.code);
   return ex;
 }
 
 el.examples.addEventListener("change", () => setExample(el.examples.value));
-setExample(params.get("example") ?? EXAMPLES[0].id);
-
-// Tab inserts four spaces instead of leaving the editor.
-el.code.addEventListener("keydown", (ev) => {
-  if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) {
-    ev.preventDefault();
-    if (!el.run.disabled) el.run.click();
-  } else if (ev.key === "Tab" && !ev.shiftKey && !ev.ctrlKey && !ev.altKey) {
-    ev.preventDefault();
-    el.code.setRangeText("    ", el.code.selectionStart, el.code.selectionEnd, "end");
-  }
-});
+setExample(params.get("example") ?? "mandelbrot");
 
 // ------------------------------------------------------------------- WebGPU
 async function probeWebGPU() {
@@ -343,6 +382,7 @@ async function ensureNumpy(pyodide) {
 async function run(code) {
   const pyodide = await ready;
   el.output.textContent = "";
+  canvas.reset();
   el.elapsed.textContent = "running…";
   el.run.disabled = true;
   const chunks = [];
@@ -402,6 +442,6 @@ async function run(code) {
   return { ok, output: chunks.join("\n"), elapsedMs: ms };
 }
 
-el.run.addEventListener("click", () => run(el.code.value));
+el.run.addEventListener("click", () => run(getCode()));
 
-window.pyaccelPlayground = { examples: EXAMPLES, run, setExample };
+window.pyaccelPlayground = { examples: EXAMPLES, run, setExample, getCode, setCode, editor };

@@ -691,6 +691,16 @@ class JsFacade(Facade):
 class BrowserDeviceImpl(GPUDeviceImpl):
     """GPUDeviceImpl that also reports the number of JS calls made."""
 
+    @property
+    def js_device(self) -> Any:
+        """The JS ``GPUDevice`` (a JsProxy) this device records on (``pyaccel.extras.webgpu``)."""
+        self._check()
+        return self.f.device
+
+    def js_buffer(self, h: Any) -> Any:
+        """The JS ``GPUBuffer`` behind a buffer handle of this device."""
+        return h.buf
+
     def memory_stats(self) -> dict[str, int]:
         return {**super().memory_stats(), "ffi_calls": self.f.calls}
 

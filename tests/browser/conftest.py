@@ -87,7 +87,11 @@ WEBGPU_FLAGS = [
     "--enable-features=Vulkan",
     "--use-vulkan=swiftshader",
     "--use-webgpu-adapter=swiftshader",
-    "--disable-vulkan-surface",
+    # WebGPU <canvas> presentation (the playground's pictures): with --disable-vulkan-surface,
+    # headless Chromium 156 never composites the canvas (screenshots show nothing), and without
+    # ANGLE on SwiftShader presenting it loses the device ("A valid external Instance reference
+    # no longer exists"). These two together composite it, checked 3 of 3 runs each way.
+    "--use-angle=swiftshader",
 ]
 
 
