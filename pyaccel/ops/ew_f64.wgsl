@@ -569,15 +569,18 @@ fn f64_ldexp(x: vec2<u32>, k: i32) -> vec2<u32> {
     return f64__round_pack(f64__sgn(x), f64__exp(x) + clamp(k, -4000, 4000), f64__sig(x));
 }
 
-fn f64_exp(x: vec2<u32>) -> vec2<u32> {
+fn f64_exp(x: vec2<u32>) -> vec2<u32> { return f64__exp_tail(x, vec2<u32>(0u, 0u)); }
+
+// exp(x + xt) for a tail |xt| <= ulp(x) (pow's double-double argument)
+fn f64__exp_tail(x: vec2<u32>, xt: vec2<u32>) -> vec2<u32> {
     if (f64_isnan(x)) { return x; }
     if (f64_greater(x, vec2<u32>(0xfefa39efu, 0x40862e42u) /* 709.782712893384 */)) { return f64__inf(0u); }
     if (f64_less(x, vec2<u32>(0xd52d3052u, 0xc0874910u) /* -745.1332191019412 */)) { return vec2<u32>(0u, 0u); }
-    if (f64__ef(x) < 0x3e3u) { return f64_add(f64__one(), x); }  // |x| < 2^-28
+    if (f64__ef(x) < 0x3e3u) { return f64_add(f64__one(), f64_add(x, xt)); }  // |x| < 2^-28
     let kf = f64_round(f64_multiply(x, vec2<u32>(0x652b82feu, 0x3ff71547u) /* 1.4426950408889634 */));
     let k = f64_to_i32(kf);
     let hi = f64_subtract(x, f64_multiply(kf, vec2<u32>(0xfee00000u, 0x3fe62e42u) /* 6.93147180369123816490e-01 */));
-    let lo = f64_multiply(kf, vec2<u32>(0x35793c76u, 0x3dea39efu) /* 1.90821492927058770002e-10 */);
+    let lo = f64_subtract(f64_multiply(kf, vec2<u32>(0x35793c76u, 0x3dea39efu) /* 1.90821492927058770002e-10 */), xt);
     let r = f64_subtract(hi, lo);
     let t = f64_multiply(r, r);
     let c = f64_subtract(r, f64_multiply(t, f64__t_poly(t, 0u, 5u)));
@@ -585,15 +588,26 @@ fn f64_exp(x: vec2<u32>) -> vec2<u32> {
     return f64_ldexp(y, k);
 }
 
-// log pieces of finite positive x: x = 2^k * (1 + f), sqrt(2)/2 <= 1 + f < sqrt(2)
-struct f64__LogParts { dk: vec2<u32>, f: vec2<u32>, hfsq: vec2<u32>, sr: vec2<u32> }
+// log pieces: log(u) = k ln2 + log(1 + f) + c with sqrt(2)/2 <= 1 + f < sqrt(2) (fdlibm's e_log
+// and s_log1p). For log1p (is1p, u = 1 + v): c is the rounding error of 1 + v divided by u, and
+// f = v itself when 1 + v already lies in that range.
+struct f64__LogParts { dk: vec2<u32>, f: vec2<u32>, hfsq: vec2<u32>, sr: vec2<u32>, c: vec2<u32> }
 
-fn f64__log_parts(x: vec2<u32>) -> f64__LogParts {
-    let n = f64__norm52(x);
+fn f64__log_parts1(v: vec2<u32>, u: vec2<u32>, is1p: bool) -> f64__LogParts {
+    let direct = is1p && f64_less(vec2<u32>(0x33018866u, 0xbfd2bec3u) /* -0.2928932188134524 */, v) && f64_less(v, vec2<u32>(0x99fcef32u, 0x3fda8279u) /* 0.41421356237309503 */);
+    var cc = vec2<u32>(0u, 0u);
+    if (is1p && !direct) {  // the exact error of u = 1 + v (Fast2Sum order), over u
+        let big = !f64_less(u, vec2<u32>(0x00000000u, 0x40000000u) /* 2.0 */);
+        let err = select(f64_subtract(v, f64_subtract(u, f64__one())),
+                         f64_subtract(f64__one(), f64_subtract(u, v)), big);
+        cc = f64_divide(err, u);
+    }
+    let n = f64__norm52(u);
     var k = bitcast<i32>(n.z) + 52;
     var m = vec2<u32>(n.x, (n.y & 0xfffffu) | 0x3ff00000u);  // in [1, 2)
     if (f64__lt64(vec2<u32>(0x667f3bcdu, 0x3ff6a09eu), m)) { m.y = m.y - 0x100000u; k = k + 1; }
-    let f = f64_subtract(m, f64__one());
+    let f = select(f64_subtract(m, f64__one()), v, direct);
+    k = select(k, 0, direct);
     let s = f64_divide(f, f64_add(vec2<u32>(0x00000000u, 0x40000000u) /* 2.0 */, f));
     let z = f64_multiply(s, s);
     let w = f64_multiply(z, z);
@@ -601,8 +615,10 @@ fn f64__log_parts(x: vec2<u32>) -> f64__LogParts {
     let t2 = f64_multiply(z, f64__t_poly(w, 8u, 4u));
     let r = f64_add(t2, t1);
     let hfsq = f64_multiply(f64_multiply(vec2<u32>(0x00000000u, 0x3fe00000u) /* 0.5 */, f), f);
-    return f64__LogParts(f64_from_i32(k), f, hfsq, f64_multiply(s, f64_add(hfsq, r)));
+    return f64__LogParts(f64_from_i32(k), f, hfsq, f64_multiply(s, f64_add(hfsq, r)), cc);
 }
+
+fn f64__log_parts(x: vec2<u32>) -> f64__LogParts { return f64__log_parts1(x, x, false); }
 
 // special cases of log-like functions at x: 0 -> -inf, < 0 -> NaN, +inf -> +inf, NaN
 fn f64__log_special(x: vec2<u32>) -> bool {
@@ -615,12 +631,7 @@ fn f64__log_special_value(x: vec2<u32>) -> vec2<u32> {
     return x;
 }
 
-fn f64_log(x: vec2<u32>) -> vec2<u32> {
-    if (f64__log_special(x)) { return f64__log_special_value(x); }
-    let p = f64__log_parts(x);
-    return f64_subtract(f64_multiply(p.dk, vec2<u32>(0xfee00000u, 0x3fe62e42u) /* 6.93147180369123816490e-01 */),
-             f64_subtract(f64_subtract(p.hfsq, f64_add(p.sr, f64_multiply(p.dk, vec2<u32>(0x35793c76u, 0x3dea39efu) /* 1.90821492927058770002e-10 */))), p.f));
-}
+fn f64_log(x: vec2<u32>) -> vec2<u32> { return f64__log_or_log1p(x, false); }
 
 fn f64_log2(x: vec2<u32>) -> vec2<u32> {
     if (f64__log_special(x)) { return f64__log_special_value(x); }
@@ -650,19 +661,18 @@ fn f64_log10(x: vec2<u32>) -> vec2<u32> {
     return f64_add(w, f64_add(vlo2, f64_add(f64_subtract(y2, w), vhi)));
 }
 
-// log(v), or log1p(v) = log(u) * v / (u - 1) with u = 1 + v (Kahan) when is1p: one copy of log
+// log(v), or log1p(v) when is1p (fdlibm's e_log / s_log1p): one copy of the log core
 fn f64__log_or_log1p(v: vec2<u32>, is1p: bool) -> vec2<u32> {
     let u = select(v, f64_add(f64__one(), v), is1p);
-    let l = f64_log(u);
-    if (!is1p || f64_isnan(v) || f64_isinf(v) || f64__log_special(u)) { return l; }
-    if (f64_equal(u, f64__one())) { return v; }
-    return f64_multiply(l, f64_divide(v, f64_subtract(u, f64__one())));
+    if (f64_isnan(v)) { return v; }
+    if (f64__log_special(u)) { return f64__log_special_value(u); }
+    if (is1p && f64__ef(v) < 0x3c9u) { return v; }  // |v| < 2^-54
+    let p = f64__log_parts1(v, u, is1p);
+    return f64_subtract(f64_multiply(p.dk, vec2<u32>(0xfee00000u, 0x3fe62e42u) /* 0.6931471803691238 */),
+        f64_subtract(f64_subtract(p.hfsq, f64_add(p.sr, f64_add(f64_multiply(p.dk, vec2<u32>(0x35793c76u, 0x3dea39efu) /* 1.9082149292705877e-10 */), p.c))), p.f));
 }
 
-fn f64_log1p(x: vec2<u32>) -> vec2<u32> {
-    if (f64_isnan(x)) { return x; }
-    return f64__log_or_log1p(x, true);
-}
+fn f64_log1p(x: vec2<u32>) -> vec2<u32> { return f64__log_or_log1p(x, true); }
 
 // expm1: fdlibm's s_expm1 (argument reduction by k ln2, a rational approximation, exact
 // reconstruction)
@@ -818,8 +828,60 @@ fn f64_hypot(x: vec2<u32>, y: vec2<u32>) -> vec2<u32> {
     return f64_ldexp(f64_sqrt(f64_add(f64_multiply(as_, as_), f64_multiply(bs, bs))), e);
 }
 
-// pow: NumPy's (C99) special cases; |x|^y = exp(y * log|x|) (see docs/float64.md for its
-// error, which grows with |y log x|)
+// ---- double-double helpers (pow) --------------------------------------------------------------
+
+// a + b = s + e exactly (Knuth's TwoSum), as vec4(s, e)
+fn f64__two_sum(a: vec2<u32>, b: vec2<u32>) -> vec4<u32> {
+    let s = f64_add(a, b);
+    let bb = f64_subtract(s, a);
+    return vec4<u32>(s, f64_add(f64_subtract(a, f64_subtract(s, bb)), f64_subtract(b, bb)));
+}
+
+fn f64__split(a: vec2<u32>) -> vec4<u32> {  // Veltkamp: a = hi + lo, 26-bit halves
+    let t = f64_multiply(vec2<u32>(0x02000000u, 0x41a00000u) /* 134217729.0 */, a);
+    let hi = f64_subtract(t, f64_subtract(t, a));
+    return vec4<u32>(hi, f64_subtract(a, hi));
+}
+
+// a * b = p + e exactly (Dekker), as vec4(p, e); |a|, |b| < 2^995
+fn f64__two_prod(a: vec2<u32>, b: vec2<u32>) -> vec4<u32> {
+    let p = f64_multiply(a, b);
+    let sa = f64__split(a);
+    let sb = f64__split(b);
+    let e = f64_add(f64_add(f64_add(f64_subtract(f64_multiply(sa.xy, sb.xy), p), f64_multiply(sa.xy, sb.zw)),
+                            f64_multiply(sa.zw, sb.xy)), f64_multiply(sa.zw, sb.zw));
+    return vec4<u32>(p, e);
+}
+
+// log(x) for finite positive x as a double-double hi + lo (relative error ~2^-64):
+// x = 2^k m, sqrt(2)/2 <= m < sqrt(2), c = j / 64 nearest m (log(c) from a double-double table),
+// log(m / c) = 2 atanh(s), s = (m - c) / (m + c) in double-double, |s| < 2^-7.
+fn f64__log_dd(x: vec2<u32>) -> vec4<u32> {
+    let n = f64__norm52(x);
+    var k = bitcast<i32>(n.z) + 52;
+    var m = vec2<u32>(n.x, (n.y & 0xfffffu) | 0x3ff00000u);  // in [1, 2)
+    if (f64__lt64(vec2<u32>(0x667f3bcdu, 0x3ff6a09eu), m)) { m.y = m.y - 0x100000u; k = k + 1; }
+    let j = f64_to_i32(f64_round(f64_multiply(m, vec2<u32>(0x00000000u, 0x40500000u) /* 64.0 */)));  // 45 ..= 91
+    let cc = f64_multiply(f64_from_i32(j), vec2<u32>(0x00000000u, 0x3f900000u) /* 0.015625 */);
+    let num = f64_subtract(m, cc);  // exact (Sterbenz)
+    let den = f64__two_sum(m, cc);
+    let sh = f64_divide(num, den.xy);
+    let pr = f64__two_prod(sh, den.xy);
+    let sl = f64_divide(f64_subtract(f64_subtract(f64_subtract(num, pr.xy), pr.zw), f64_multiply(sh, den.zw)), den.xy);
+    let z = f64_multiply(sh, sh);
+    let tail = f64_multiply(f64_multiply(sh, z), f64__t_poly(z, 40u, 4u));  // 2 (s^3/3 + ...)
+    let dk = f64_from_i32(k);
+    let idx = 44u + 2u * u32(j - 45);
+    let a1 = f64__two_sum(f64_multiply(dk, vec2<u32>(0xfee00000u, 0x3fe62e42u) /* 0.6931471803691238 */), F64__COEF[idx]);
+    let a2 = f64__two_sum(a1.xy, f64_multiply(vec2<u32>(0x00000000u, 0x40000000u) /* 2.0 */, sh));
+    let lo = f64_add(f64_add(f64_add(a1.zw, a2.zw), f64_add(f64_multiply(dk, vec2<u32>(0x35793c76u, 0x3dea39efu) /* 1.9082149292705877e-10 */), F64__COEF[idx + 1u])),
+                     f64_add(f64_multiply(vec2<u32>(0x00000000u, 0x40000000u) /* 2.0 */, sl), tail));
+    let hi = f64_add(a2.xy, lo);
+    return vec4<u32>(hi, f64_subtract(lo, f64_subtract(hi, a2.xy)));
+}
+
+// pow: NumPy's (C99) special cases; |x|^y = exp(y log|x|) with log|x| and the product in
+// double-double (f64__log_dd, f64__two_prod), the tail fed into exp's reduction
 fn f64__is_int(x: vec2<u32>) -> bool { return f64_isfinite(x) && all(f64_trunc(x) == x); }
 fn f64__is_odd_int(x: vec2<u32>) -> bool {
     if (!f64__is_int(x) || f64__ef(x) > 1075u || f64__ef(x) < 1023u) { return false; }
@@ -843,8 +905,18 @@ fn f64_pow(x: vec2<u32>, y: vec2<u32>) -> vec2<u32> {
         return select(f64__zero(rs), f64__inf(rs), inf_result);
     }
     if (f64_signbit(x) && !f64__is_int(y)) { return f64__nan(); }
-    let l = f64_log(ax);
-    let r = f64_exp(f64_multiply(y, l));
+    // exact (correctly rounded) cases, as NumPy's pow gives them
+    if (all(y == vec2<u32>(0u, 0x40000000u))) { return f64_multiply(x, x); }
+    if (all(y == vec2<u32>(0u, 0x3fe00000u))) { return f64_sqrt(x); }
+    if (all(y == vec2<u32>(0u, 0x3ff00000u))) { return x; }
+    if (all(y == vec2<u32>(0u, 0xbff00000u))) { return f64_divide(f64__one(), x); }
+    if (f64__ef(y) > 1923u) {  // |y| > 2^900 (an even integer): |y log x| overflows unless |x| = 1
+        if (f64_equal(ax, f64__one())) { return f64__one(); }
+        return select(f64__zero(rs), f64__inf(rs), f64_less(f64__one(), ax) != f64_signbit(y));
+    }
+    let l = f64__log_dd(ax);
+    let p = f64__two_prod(y, l.xy);
+    let r = f64__exp_tail(p.xy, f64_add(p.zw, f64_multiply(y, l.zw)));
     return vec2<u32>(r.x, r.y | rs);
 }
 
@@ -894,6 +966,9 @@ fn f64__kcos(x: vec2<u32>, y: vec2<u32>) -> vec2<u32> {
     return f64_add(w, f64_add(f64_subtract(f64_subtract(f64__one(), w), hz), f64_subtract(f64_multiply(z, r), f64_multiply(x, y))));
 }
 
+// |x| below which f64__rem_pio2 is accurate (2^20 pi / 2); sin/cos/tan give NaN above it
+fn f64__trig_ok(x: vec2<u32>) -> bool { return f64_less(f64_abs(x), vec2<u32>(0x54442d18u, 0x413921fbu)); }
+
 fn f64__reduce(x: vec2<u32>) -> f64__Rem {
     if (f64_less(f64_abs(x), vec2<u32>(0x54442d18u, 0x3fe921fbu) /* 0.7853981633974483 */)) {
         return f64__Rem(x, vec2<u32>(0u, 0u), 0);
@@ -902,7 +977,7 @@ fn f64__reduce(x: vec2<u32>) -> f64__Rem {
 }
 
 fn f64_sin(x: vec2<u32>) -> vec2<u32> {
-    if (!f64_isfinite(x)) { return f64__nan(); }
+    if (!f64__trig_ok(x)) { return f64__nan(); }
     if (f64__ef(x) < 0x3e4u) { return x; }  // |x| < 2^-27
     let r = f64__reduce(x);
     let q = r.n & 3;
@@ -911,7 +986,7 @@ fn f64_sin(x: vec2<u32>) -> vec2<u32> {
 }
 
 fn f64_cos(x: vec2<u32>) -> vec2<u32> {
-    if (!f64_isfinite(x)) { return f64__nan(); }
+    if (!f64__trig_ok(x)) { return f64__nan(); }
     if (f64__ef(x) < 0x3e4u) { return f64__one(); }
     let r = f64__reduce(x);
     let q = r.n & 3;
@@ -920,7 +995,7 @@ fn f64_cos(x: vec2<u32>) -> vec2<u32> {
 }
 
 fn f64_tan(x: vec2<u32>) -> vec2<u32> {
-    if (!f64_isfinite(x)) { return f64__nan(); }
+    if (!f64__trig_ok(x)) { return f64__nan(); }
     if (f64__ef(x) < 0x3e4u) { return x; }
     let r = f64__reduce(x);
     let s = f64__ksin(r.y0, r.y1);
@@ -1009,7 +1084,7 @@ fn f64_acos(x: vec2<u32>) -> vec2<u32> {
 }
 
 // Polynomial coefficients (fdlibm's), highest degree first; see f64__t_poly.
-var<private> F64__COEF: array<vec2<u32>, 40> = array<vec2<u32>, 40>(
+var<private> F64__COEF: array<vec2<u32>, 138> = array<vec2<u32>, 138>(
     vec2<u32>(0x72bea4d0u, 0x3e663769u),  // EXP[0] 4.1381367970572385e-08
     vec2<u32>(0xc5d26bf1u, 0xbebbbd41u),  // EXP[1] -1.6533902205465252e-06
     vec2<u32>(0xaf25de2cu, 0x3f11566au),  // EXP[2] 6.613756321437934e-05
@@ -1050,4 +1125,55 @@ var<private> F64__COEF: array<vec2<u32>, 40> = array<vec2<u32>, 40>(
     vec2<u32>(0x19fe5585u, 0x3f5a01a0u),  // EXPM1[3] 0.0015873015872548146
     vec2<u32>(0x111110f4u, 0xbfa11111u),  // EXPM1[4] -0.03333333333333313
     vec2<u32>(0x00000000u, 0x3ff00000u),  // EXPM1[5] 1.0
+    vec2<u32>(0x1c71c71cu, 0x3fcc71c7u),  // LOG_DD[0] 0.2222222222222222
+    vec2<u32>(0x92492492u, 0x3fd24924u),  // LOG_DD[1] 0.2857142857142857
+    vec2<u32>(0x9999999au, 0x3fd99999u),  // LOG_DD[2] 0.4
+    vec2<u32>(0x55555555u, 0x3fe55555u),  // LOG_DD[3] 0.6666666666666666
+    vec2<u32>(0x3e9c6a14u, 0xbfd68ac8u), vec2<u32>(0xdd740178u, 0xbc5a64eau),  // log(45/64) hi, lo
+    vec2<u32>(0x0738a3d8u, 0xbfd522aeu), vec2<u32>(0xb38a6979u, 0x3c68f7e9u),  // log(46/64) hi, lo
+    vec2<u32>(0x77333184u, 0xbfd3c252u), vec2<u32>(0xe50a8ec6u, 0x3c72ad27u),  // log(47/64) hi, lo
+    vec2<u32>(0x1134db92u, 0xbfd26962u), vec2<u32>(0xdd9db02bu, 0xbc7e0efau),  // log(48/64) hi, lo
+    vec2<u32>(0x8227e47cu, 0xbfd1178eu), vec2<u32>(0x5f01c691u, 0x3c60e63au),  // log(49/64) hi, lo
+    vec2<u32>(0x6cb3b379u, 0xbfcf991cu), vec2<u32>(0x66f980a2u, 0xbc6f6650u),  // log(50/64) hi, lo
+    vec2<u32>(0xf2655e7bu, 0xbfcd1037u), vec2<u32>(0x242471a2u, 0xbc660629u),  // log(51/64) hi, lo
+    vec2<u32>(0x3c8ad9e3u, 0xbfca93edu), vec2<u32>(0x9de97203u, 0xbc6bcafau),  // log(52/64) hi, lo
+    vec2<u32>(0x6551a3c2u, 0xbfc823c1u), vec2<u32>(0xe70be781u, 0x3c61232cu),  // log(53/64) hi, lo
+    vec2<u32>(0x6b543db2u, 0xbfc5bf40u), vec2<u32>(0x4c0df7e7u, 0x3c21f5b4u),  // log(54/64) hi, lo
+    vec2<u32>(0xb0159016u, 0xbfc365fcu), vec2<u32>(0xa5b944adu, 0xbc57d411u),  // log(55/64) hi, lo
+    vec2<u32>(0x8227e47cu, 0xbfc1178eu), vec2<u32>(0x5f01c691u, 0x3c50e63au),  // log(56/64) hi, lo
+    vec2<u32>(0x638446a2u, 0xbfbda727u), vec2<u32>(0x71733019u, 0xbc5401fau),  // log(57/64) hi, lo
+    vec2<u32>(0x5d594989u, 0xbfb9335eu), vec2<u32>(0x5704ccb7u, 0x3c5478a8u),  // log(58/64) hi, lo
+    vec2<u32>(0x5d207eacu, 0xbfb4d311u), vec2<u32>(0x2c7842ccu, 0xbc5769f4u),  // log(59/64) hi, lo
+    vec2<u32>(0xb59e3a07u, 0xbfb08598u), vec2<u32>(0x9902bf32u, 0x3c5dd700u),  // log(60/64) hi, lo
+    vec2<u32>(0x149fb343u, 0xbfa894aau), vec2<u32>(0x7660a23du, 0xbc3a8be9u),  // log(61/64) hi, lo
+    vec2<u32>(0x89e74444u, 0xbfa0415du), vec2<u32>(0x1d753622u, 0xbc4c05cfu),  // log(62/64) hi, lo
+    vec2<u32>(0x58935847u, 0xbf902056u), vec2<u32>(0x8416e71fu, 0xbc327c8eu),  // log(63/64) hi, lo
+    vec2<u32>(0x00000000u, 0x00000000u), vec2<u32>(0x00000000u, 0x00000000u),  // log(64/64) hi, lo
+    vec2<u32>(0xb0fc03e4u, 0x3f8fc0a8u), vec2<u32>(0xc59642a1u, 0xbc183092u),  // log(65/64) hi, lo
+    vec2<u32>(0x0e783300u, 0x3f9f829bu), vec2<u32>(0x04f1ef23u, 0x3c333e3fu),  // log(66/64) hi, lo
+    vec2<u32>(0xf632dcfcu, 0x3fa77458u), vec2<u32>(0xa87b9296u, 0x3c418d3cu),  // log(67/64) hi, lo
+    vec2<u32>(0xc01162a6u, 0x3faf0a30u), vec2<u32>(0x5c5bbacdu, 0x3c485f32u),  // log(68/64) hi, lo
+    vec2<u32>(0x961bd1d1u, 0x3fb341d7u), vec2<u32>(0x227becbbu, 0xbc5b599fu),  // log(69/64) hi, lo
+    vec2<u32>(0x8ae56b4cu, 0x3fb6f0d2u), vec2<u32>(0x9184b992u, 0xbc5906d9u),  // log(70/64) hi, lo
+    vec2<u32>(0x3a4ad563u, 0x3fba926du), vec2<u32>(0x8aa70ea9u, 0x3c5942f4u),  // log(71/64) hi, lo
+    vec2<u32>(0x6e2af2e6u, 0x3fbe2707u), vec2<u32>(0x001e0162u, 0xbc361578u),  // log(72/64) hi, lo
+    vec2<u32>(0x7cd08e59u, 0x3fc0d77eu), vec2<u32>(0x5e9030acu, 0x3c69a5dcu),  // log(73/64) hi, lo
+    vec2<u32>(0xf81ff523u, 0x3fc29552u), vec2<u32>(0x1c407dbfu, 0x3c630177u),  // log(74/64) hi, lo
+    vec2<u32>(0x6ccb7d1eu, 0x3fc44d2bu), vec2<u32>(0x543e1f88u, 0x3c69f4f6u),  // log(75/64) hi, lo
+    vec2<u32>(0x70a793d4u, 0x3fc5ff30u), vec2<u32>(0xfafc6f6eu, 0xbc5bc60eu),  // log(76/64) hi, lo
+    vec2<u32>(0x0210d909u, 0x3fc7ab89u), vec2<u32>(0x2d6a0608u, 0x3c4be36bu),  // log(77/64) hi, lo
+    vec2<u32>(0x9cf456b4u, 0x3fc9525au), vec2<u32>(0x1d4e2e26u, 0x3c6d904cu),  // log(78/64) hi, lo
+    vec2<u32>(0x4e80bff3u, 0x3fcaf3c9u), vec2<u32>(0xf3641985u, 0xbc5398cfu),  // log(79/64) hi, lo
+    vec2<u32>(0xc79a9a22u, 0x3fcc8ff7u), vec2<u32>(0xf8434012u, 0xbc64f689u),  // log(80/64) hi, lo
+    vec2<u32>(0x6e2af2e6u, 0x3fce2707u), vec2<u32>(0x001e0162u, 0xbc461578u),  // log(81/64) hi, lo
+    vec2<u32>(0x6d5e3e2bu, 0x3fcfb918u), vec2<u32>(0x64f21acbu, 0xbc6caaaeu),  // log(82/64) hi, lo
+    vec2<u32>(0xe27390e3u, 0x3fd0a324u), vec2<u32>(0xe8061c03u, 0x3c77dcfdu),  // log(83/64) hi, lo
+    vec2<u32>(0xababa60eu, 0x3fd1675cu), vec2<u32>(0xab883717u, 0x3c2ce63eu),  // log(84/64) hi, lo
+    vec2<u32>(0xfbcf7966u, 0x3fd22941u), vec2<u32>(0xb09628afu, 0xbc776f5eu),  // log(85/64) hi, lo
+    vec2<u32>(0xbae11d31u, 0x3fd2e8e2u), vec2<u32>(0xb95ebdf9u, 0xbc78f4cdu),  // log(86/64) hi, lo
+    vec2<u32>(0x556945eau, 0x3fd3a64cu), vec2<u32>(0x1945f97cu, 0xbc6c6865u),  // log(87/64) hi, lo
+    vec2<u32>(0xc21c5ec2u, 0x3fd4618bu), vec2<u32>(0xcdeccf1du, 0x3c7f42deu),  // log(88/64) hi, lo
+    vec2<u32>(0x872df82du, 0x3fd51aadu), vec2<u32>(0xc19f55e3u, 0x3c43927au),  // log(89/64) hi, lo
+    vec2<u32>(0xbf5809cau, 0x3fd5d1bdu), vec2<u32>(0x83dc7fe1u, 0x3c742363u),  // log(90/64) hi, lo
+    vec2<u32>(0x1e9b14afu, 0x3fd686c8u), vec2<u32>(0xf7f58e3du, 0xbc6ddea0u),  // log(91/64) hi, lo
 );
