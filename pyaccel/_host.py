@@ -20,6 +20,8 @@ from typing import Any
 from .dtypes import (
     DType,
     bool_,
+    complex64,
+    complex128,
     float16,
     float32,
     float64,
@@ -66,11 +68,16 @@ _FORMAT_KIND = {"?": "b", "b": "i", "h": "i", "i": "i", "l": "i", "q": "i", "n":
                 "e": "f", "f": "f", "d": "f"}
 _BY_KIND_SIZE = {("b", 1): bool_, ("i", 1): int8, ("i", 2): int16, ("i", 4): int32, ("i", 8): int64,
                  ("u", 1): uint8, ("u", 2): uint16, ("u", 4): uint32, ("u", 8): uint64,
-                 ("f", 2): float16, ("f", 4): float32, ("f", 8): float64}
+                 ("f", 2): float16, ("f", 4): float32, ("f", 8): float64,
+                 ("c", 8): complex64, ("c", 16): complex128}
+# complex format chars (no array.array typecode): packed as (real, imag) pairs of f / d
+_COMPLEX_LANES = {"F": "f", "D": "d", "Zf": "f", "Zd": "d"}
 
 
 def dtype_of_format(fmt: str, itemsize: int) -> DType | None:
     f = fmt.lstrip("@=<>!")
+    if f in ("Zf", "Zd"):  # complex (PEP 3118)
+        return _BY_KIND_SIZE.get(("c", itemsize)) if fmt[:1] not in (">", "!") else None
     if len(f) != 1:
         return None
     if fmt[:1] in (">", "!") and itemsize > 1:
@@ -89,6 +96,12 @@ def pack(values: list, char: str) -> bytes:
         return bytes(1 if v else 0 for v in values)
     if char == "e":
         return struct.pack(f"<{len(values)}e", *values)
+    if char in _COMPLEX_LANES:
+        parts = []
+        for v in values:
+            v = complex(v)
+            parts += (v.real, v.imag)
+        return pack(parts, _COMPLEX_LANES[char])
     code = _ARRAY_CODES[char]
     a = _array.array(code, values)
     if sys.byteorder == "big":
@@ -104,6 +117,9 @@ def unpack(data: bytes | memoryview, char: str, count: int) -> list:
         return [b != 0 for b in bytes(data[:count])]
     if char == "e":
         return list(struct.unpack_from(f"<{count}e", data))
+    if char in _COMPLEX_LANES:
+        lanes = unpack(data, _COMPLEX_LANES[char], 2 * count)
+        return [complex(lanes[2 * j], lanes[2 * j + 1]) for j in range(count)]
     a = _array.array(_ARRAY_CODES[char])
     a.frombytes(bytes(data[: count * a.itemsize]))
     if sys.byteorder == "big":
@@ -142,8 +158,11 @@ def nested(obj: Any, what: str = "asarray") -> tuple[list, tuple[int, ...]]:
     return flat, tuple(shape)
 
 
+_KIND_ORDER = "bifc"
+
+
 def scalar_kind(values: list, what: str = "asarray") -> str:
-    """'b', 'i' or 'f' for a flat list of Python scalars (the widest wins; empty: 'f')."""
+    """'b', 'i', 'f' or 'c' for a flat list of Python scalars (the widest wins; empty: 'f')."""
     if not values:
         return "f"
     kind = "b"
@@ -151,18 +170,19 @@ def scalar_kind(values: list, what: str = "asarray") -> str:
         if isinstance(v, bool):
             continue
         if isinstance(v, int):
-            kind = "i" if kind == "b" else kind
+            k = "i"
         elif isinstance(v, float):
-            kind = "f"
+            k = "f"
         elif isinstance(v, complex):
-            raise TypeError(f"{what}: complex value {v!r}: pyaccel has no complex dtypes")
+            k = "c"
         else:
             item = getattr(v, "item", None)  # NumPy scalars, 0-d arrays
-            if callable(item):
-                return scalar_kind([item()], what) if kind == "b" else (
-                    "f" if kind == "f" or isinstance(item(), float) else kind)
-            raise TypeError(f"{what}: cannot convert {type(v).__name__} {v!r:.60} to an array element; "
-                            "use Python bool/int/float values")
+            if not callable(item):
+                raise TypeError(f"{what}: cannot convert {type(v).__name__} {v!r:.60} to an array "
+                                "element; use Python bool/int/float/complex values")
+            k = scalar_kind([item()], what)
+        if _KIND_ORDER.index(k) > _KIND_ORDER.index(kind):
+            kind = k
     return kind
 
 
@@ -171,6 +191,14 @@ def coerce(values: list, dt: DType, what: str = "asarray") -> list:
     out = []
     if dt.kind == "b":
         return [bool(_item(v)) for v in values]
+    if dt.kind == "c":
+        # components rounded as the real dtype's (complex64: float32, overflow to inf)
+        comp = float32 if dt is complex64 else float64
+        for v in values:
+            v = complex(_item(v))
+            re_, im_ = coerce([v.real, v.imag], comp, what)
+            out.append(complex(re_, im_))
+        return out
     if dt.kind == "f":
         for v in values:
             v = float(_item(v))
@@ -199,7 +227,7 @@ def coerce(values: list, dt: DType, what: str = "asarray") -> list:
 
 
 def _item(v: Any) -> Any:
-    if isinstance(v, (bool, int, float)):
+    if isinstance(v, (bool, int, float, complex)):
         return v
     item = getattr(v, "item", None)
     return item() if callable(item) else v
@@ -221,6 +249,11 @@ def convert_values(values: list, src: DType, dst: DType) -> list:
         return list(values)
     if dst.kind == "b":
         return [bool(v) for v in values]
+    if dst.kind == "c":
+        return coerce([complex(v) for v in values], dst)
+    if src.kind == "c":
+        raise TypeError(f"astype: cannot cast {src.name} to {dst.name} (the Array API leaves out "
+                        "complex -> real casts); take pyaccel.real(x) or pyaccel.imag(x) first")
     if dst.kind == "f":
         return coerce([float(v) for v in values], dst)
     out = []

@@ -31,6 +31,7 @@ from .dtypes import DType, as_dtype, bool_
 from .errors import BufferFreedError
 from .promotion import (
     check_dtype,
+    default_complex,
     default_float,
     default_int,
     int_range,
@@ -224,8 +225,8 @@ class Array:
         fmt = self._dtype.char
         if self.ndim == 0:
             return mv.cast(fmt) if fmt != "e" else mv
-        if fmt == "e":
-            return mv  # memoryview cannot cast to half floats: raw bytes
+        if fmt in ("e", "F", "D"):
+            return mv  # memoryview cannot cast to half floats or complex: raw bytes
         return mv.cast(fmt, self._shape) if self.size else mv.cast(fmt)
 
     def __buffer__(self, flags: int, /) -> memoryview:  # PEP 688 (Python >= 3.12)
@@ -274,11 +275,18 @@ class Array:
             )
         return bool(self.item())
 
+    def _real_scalar(self, what: str) -> Any:
+        if self._dtype.kind == "c":
+            raise TypeError(f"{what}: the array is {self._dtype.name}; complex values do not convert to "
+                            "real Python numbers (the Array API): use complex(x), or "
+                            f"{what[:-3]}(pyaccel.real(x))")
+        return self._scalar(what)
+
     def __int__(self) -> int:
-        return int(self._scalar("int(x)"))
+        return int(self._real_scalar("int(x)"))
 
     def __float__(self) -> float:
-        return float(self._scalar("float(x)"))
+        return float(self._real_scalar("float(x)"))
 
     def __complex__(self) -> complex:
         return complex(self._scalar("complex(x)"))
@@ -398,7 +406,7 @@ class Array:
 
 
 def _is_operand(x: Any) -> bool:
-    return isinstance(x, (Array, bool, int, float))
+    return isinstance(x, (Array, bool, int, float, complex))
 
 
 def _assign_inplace(self: Array, res: Array, name: str) -> None:
@@ -436,6 +444,10 @@ _SUMMARY = 1000
 def _fmt_scalar(v: Any, dt: DType) -> str:
     if dt.kind == "b":
         return "True" if v else "False"
+    if dt.kind == "c":
+        comp = as_dtype("float32" if dt.itemsize == 8 else "float64")
+        im = _fmt_scalar(v.imag, comp)
+        return f"{_fmt_scalar(v.real, comp)}{'' if im[0] == '-' else '+'}{im}j"
     if dt.kind == "f":
         if math.isnan(v):
             return "nan"
@@ -496,7 +508,8 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
             "pass copy=None (or True)"
         )
     np = _host.numpy()
-    if np is not None and (_host.is_numpy_array(obj) or not isinstance(obj, (list, tuple, bool, int, float))):
+    if np is not None and (_host.is_numpy_array(obj)
+                           or not isinstance(obj, (list, tuple, bool, int, float, complex))):
         try:
             arr = _numpy_input(np, obj)
         except TypeError:
@@ -548,10 +561,10 @@ def _numpy_input(np: Any, obj: Any) -> Any:
 
 
 def _from_numpy_input(np: Any, arr: Any, dev: Device, want: DType | None) -> Array:
-    if arr.dtype.kind not in "biuf":
+    if arr.dtype.kind not in "biufc":
         raise TypeError(
-            f"asarray: NumPy dtype {arr.dtype} is not supported; pyaccel arrays hold bool, ints and "
-            "real floats (convert with arr.astype(...))"
+            f"asarray: NumPy dtype {arr.dtype} is not supported; pyaccel arrays hold bool, ints, "
+            "floats and complex numbers (convert with arr.astype(...))"
         )
     src = as_dtype(arr.dtype.name)
     dt = want or src
@@ -572,11 +585,13 @@ def _python_dtype(kind: str, dev: Device) -> DType:
         return bool_
     if kind == "i":
         return default_int(dev)
+    if kind == "c":
+        return default_complex(dev)
     return default_float(dev)
 
 
 def _from_python(obj: Any, dev: Device, want: DType | None) -> Array:
-    if isinstance(obj, (list, tuple, bool, int, float)) or _is_py_scalar_like(obj):
+    if isinstance(obj, (list, tuple, bool, int, float, complex)) or _is_py_scalar_like(obj):
         flat, shape = _host.nested(obj)
         src_kind = _host.scalar_kind(flat)
         dt = want or _python_dtype(src_kind, dev)

@@ -17,7 +17,7 @@ from ..array import Array
 from ..device import Device
 from ..dtypes import HOST_LAYOUT, DType, StorageLayout, as_dtype
 from ..indexing import numpy_key
-from ..ops.table import OpDef
+from ..ops.table import FLOAT_CATEGORIES, OpDef
 
 
 def view(x: Array) -> Any:
@@ -81,8 +81,8 @@ class NumpyOps:
         for a in args:
             if isinstance(a, Array):
                 v = view(a)
-                vals.append(v.astype(np.dtype(cdt.name)) if row.dtypes == "floating" and a.dtype is not cdt
-                            else v)
+                vals.append(v.astype(np.dtype(cdt.name)) if row.dtypes in FLOAT_CATEGORIES
+                            and a.dtype is not cdt else v)
             else:
                 vals.append(a)
         if row.name == "where":
