@@ -379,3 +379,34 @@ def test_c64_library_is_loop_bounded_and_prefixed():
     for op in ALL + ["from_f32", "from_i32", "from_u32", "from_i64", "from_u64", "from_f64",
                      "to_f64", "to_f32", "to_i32", "to_u32", "to_i64", "to_u64"]:
         assert f"c64_{op}" in names, op
+
+
+@pytest.mark.skipif(not HAVE_F64, reason="ew_f64.wgsl (the softfloat branch) is not merged here yet")
+def test_c64_float64_conversions(gpu_device, rng):
+    """c64_to_f64 is exact and c64_from_f64 rounds to nearest even, as NumPy's casts."""
+    d = np.concatenate([rng.standard_normal(500) * 10.0 ** rng.integers(-40, 40, 500),
+                        [0.0, -0.0, np.inf, -np.inf, np.nan, 1e300, -1e-300, 3.4028235e38,
+                         1 + 2.0 ** -24, 1 + 2.0 ** -24 + 2.0 ** -50]])
+    f = rng.standard_normal(d.size).astype(np.float32)
+    src = library() + """
+@group(0) @binding(0) var<storage, read> dw: array<u32>;
+@group(0) @binding(1) var<storage, read> fa: array<f32>;
+@group(0) @binding(2) var<storage, read_write> o: array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    let i = g.x;
+    if (i >= arrayLength(&fa)) { return; }
+    let c = c64_from_f64(vec2<u32>(dw[2u * i], dw[2u * i + 1u]));
+    o[4u * i] = bitcast<u32>(c.x);
+    o[4u * i + 1u] = bitcast<u32>(c.y);
+    let w = c64_to_f64(vec2<f32>(fa[i], 1.0));
+    o[4u * i + 2u] = w.x;
+    o[4u * i + 3u] = w.y;
+}"""
+    out = np.full(4 * d.size, 0xDEADBEEF, np.uint32)
+    pyaccel.Kernel(src)(d.view(np.uint32), f, out, grid=d.size, device=gpu_device)
+    out = out.reshape(-1, 4)
+    with np.errstate(over="ignore"):
+        want = d.astype(np.complex64)
+    np.testing.assert_array_equal(out[:, :2].copy().view(np.complex64)[:, 0], want)
+    np.testing.assert_array_equal(out[:, 2:].copy().view(np.float64)[:, 0], f.astype(np.float64))
