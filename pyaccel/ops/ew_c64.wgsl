@@ -596,12 +596,8 @@ fn c64_tanh(z: vec2<f32>) -> vec2<f32> {
             if (y == 0.0) { return vec2<f32>(x, y); }
             return c64__nan2();
         }
-        var im = 0.0;
-        if (c64__isfin(y)) {
-            let cs = c64__cis(y);
-            im = cs.x * cs.y;
-        }
-        return vec2<f32>(c64__sgn1(x), c64__copysign(0.0, select(im, y, c64__isinf(y))));
+        // tanh(+-inf + iy) = +-1 + 0j with the sign of y (the Array API; C99's sin(2y) sign aside)
+        return vec2<f32>(c64__sgn1(x), c64__copysign(0.0, y));
     }
     if (!c64__isfin(y)) {
         if (x == 0.0) { return vec2<f32>(x, c64__nan()); }

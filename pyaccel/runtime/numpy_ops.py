@@ -80,9 +80,21 @@ def _complex_sign(np: Any, z: Any) -> Any:
     return np.where(bad, np.array(complex(np.nan, np.nan), dtype=z.dtype), r)
 
 
+def _complex_tanh(np: Any, z: Any) -> Any:
+    """tanh of complex data: +-1 + 0j with the sign of imag(z) for an infinite real part and a
+    finite imaginary one (the Array API; NumPy gives the sign of sin(2 imag(z)))."""
+    z = np.asarray(z)
+    r = np.array(np.tanh(z))
+    fix = np.isinf(z.real) & np.isfinite(z.imag)
+    r.real = np.where(fix, np.sign(z.real), r.real)
+    r.imag = np.where(fix, np.copysign(np.zeros_like(z.imag), z.imag), r.imag)
+    return r
+
+
 # NumPy functions replaced for complex data (the Array API's special cases where NumPy differs)
 _COMPLEX_FUNCS: dict[str, Callable[..., Any]] = {
-    "expm1": _complex_expm1, "log1p": _complex_log1p, "sign": _complex_sign}
+    "expm1": _complex_expm1, "log1p": _complex_log1p, "sign": _complex_sign,
+    "tanh": _complex_tanh}
 
 
 class NumpyOps:

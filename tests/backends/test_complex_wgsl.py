@@ -410,3 +410,143 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
         want = d.astype(np.complex64)
     np.testing.assert_array_equal(out[:, :2].copy().view(np.complex64)[:, 0], want)
     np.testing.assert_array_equal(out[:, 2:].copy().view(np.float64)[:, 0], f.astype(np.float64))
+
+
+# -- complex128 (pyaccel/ops/ew_c128.wgsl, over ew_f64's soft-float) ------------------------------
+C128_UNARY = ["negative", "positive", "conj", "square", "sqrt", "sign", "round", "reciprocal"]
+C128_BINARY = ["add", "subtract", "multiply", "divide"]
+C128_REAL = ["abs", "real", "imag"]
+C128_ALL = C128_UNARY + C128_BINARY + C128_REAL + PRED1 + PRED2
+C128_ID = {name: k for k, name in enumerate(C128_ALL)}
+# (every op inlines ew_f64's soft-float code: the full kernel takes ~1.5 min to compile on
+# lavapipe, so a CI run checks this subset in a kernel of its own)
+C128_CORE = ["add", "multiply", "conj", "real", "isnan", "equal"]
+
+
+def _c128_ops(names: list[str]) -> list:
+    slow = [pytest.mark.slow, pytest.mark.skipif(not FULL, reason="full c128 sweep (1.5 min kernel "
+                                                 "compile per device): run without CI=true")]
+    return [n if n in C128_CORE else pytest.param(n, marks=slow) for n in names]
+needs_f64 = pytest.mark.skipif(not HAVE_F64, reason="ew_c128 runs on ew_f64.wgsl (the softfloat "
+                                                    "branch), not merged here yet")
+
+C128_KERNEL = """
+struct P { n: u32, op: u32 }
+@group(0) @binding(0) var<storage, read> xa: array<u32>;
+@group(0) @binding(1) var<storage, read> ya: array<u32>;
+@group(0) @binding(2) var<storage, read_write> o: array<u32>;
+@group(0) @binding(3) var<uniform> p: P;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    let i = g.x;
+    if (i >= p.n) { return; }
+    let x = vec4<u32>(xa[4u * i], xa[4u * i + 1u], xa[4u * i + 2u], xa[4u * i + 3u]);
+    let y = vec4<u32>(ya[4u * i], ya[4u * i + 1u], ya[4u * i + 2u], ya[4u * i + 3u]);
+    let z = vec2<u32>(0u, 0u);
+    let one = vec2<u32>(0u, 0x3ff00000u);
+    var r = vec4<u32>(0u, 0u, 0u, 0u);
+    switch p.op {
+CASES
+        default: {}
+    }
+    o[4u * i] = r.x;
+    o[4u * i + 1u] = r.y;
+    o[4u * i + 2u] = r.z;
+    o[4u * i + 3u] = r.w;
+}
+"""
+
+
+def _c128_call(name: str) -> str:
+    if name in C128_UNARY:
+        return f"r = c128_{name}(x);"
+    if name in C128_BINARY:
+        return f"r = c128_{name}(x, y);"
+    if name in C128_REAL:
+        return f"r = vec4<u32>(c128_{name}(x), z);"
+    arg = "x" if name in PRED1 else "x, y"
+    return f"r = vec4<u32>(select(z, one, c128_{name}({arg})), z);"
+
+
+def run_c128(device, name: str, x: np.ndarray, y: np.ndarray | None = None) -> np.ndarray:
+    which = "c128" if FULL or name not in C128_CORE else "c128_core"
+    if which not in _KERNELS:
+        names = C128_ALL if which == "c128" else C128_CORE
+        cases = "\n".join(f"        case {C128_ID[n]}u: {{ {_c128_call(n)} }}" for n in names)
+        _KERNELS[which] = pyaccel.Kernel(library("ew_c128") + C128_KERNEL.replace("CASES", cases),
+                                         name=which + "_test")
+    x = np.ascontiguousarray(x, np.complex128).reshape(-1)
+    y = x if y is None else np.ascontiguousarray(y, np.complex128).reshape(-1)
+    out = np.full(4 * x.size, 0x7FF8DEAD, np.uint32)  # NaN with a payload in every word pair
+    _KERNELS[which](x.view(np.uint32), y.view(np.uint32), out, {"n": x.size, "op": C128_ID[name]},
+                     grid=x.size, device=device)
+    res = out.view(np.complex128)
+    if name in C128_REAL:
+        assert np.all(res.imag == 0), name
+        return res.real.copy()
+    if name in PRED1 + PRED2:
+        assert np.all(np.isin(res.real, (0.0, 1.0))) and np.all(res.imag == 0), name
+        return res.real == 1.0
+    return res
+
+
+C128_RTOL = {"sqrt": 4e-16, "abs": 4e-16, "sign": 4e-16, "divide": 6e-16, "reciprocal": 6e-16,
+             "multiply": 3e-16, "square": 3e-16}
+
+
+@needs_f64
+@pytest.mark.parametrize("name", _c128_ops(C128_UNARY + C128_BINARY + C128_REAL))
+def test_c128_random_matches_numpy(gpu_device, rng, name):
+    n = 1024
+    mag = 10.0 ** rng.uniform(-30, 30, n)
+    x = mag * np.exp(1j * rng.uniform(-np.pi, np.pi, n))
+    x[:8] = [1e-310 + 1e-310j, 1e300 - 1e300j, 3 + 4j, -0.0 + 2j, 1e-200j, 5e-324, -7.5 + 0.5j, 2.5]
+    y = (10.0 ** rng.uniform(-30, 30, n)) * np.exp(1j * rng.uniform(-np.pi, np.pi, n))
+    got = run_c128(gpu_device, name, x, y if name in C128_BINARY else None)
+    fn = {"reciprocal": lambda v: 1 / v}.get(name) or getattr(np, name)
+    want = fn(x, y) if name in C128_BINARY else fn(x)
+    if name not in C128_RTOL:  # one correctly rounded operation per part, or none: bit-exact
+        np.testing.assert_array_equal(got, want, err_msg=name)
+        return
+    # NumPy's own loops may round once more or less (FMA), and overflow differently inside a
+    # product (inf - inf: NaN, or inf through an FMA): a few ulp of the modulus, where no
+    # partial product overflows
+    keep = np.ones(x.size, bool)
+    if name in ("multiply", "square", "divide", "reciprocal"):
+        other = y if name in C128_BINARY else x
+        keep = (np.abs(x) * np.abs(other) < 1e300) & (np.abs(x) > 1e-300) & (np.abs(other) > 1e-300)
+    got, want, x = got[keep], want[keep], x[keep]
+    scale = np.maximum(np.abs(want), 1e-300)
+    with np.errstate(invalid="ignore"):
+        dr = np.where(got.real == want.real, 0, np.abs(got.real - want.real))
+        di = np.where(np.imag(got) == np.imag(want), 0, np.abs(np.imag(got) - np.imag(want)))
+    err = np.maximum(dr, di) / scale
+    assert np.all(err <= C128_RTOL[name]), (name, x[np.argmax(err)], got[np.argmax(err)],
+                                            want[np.argmax(err)], err.max())
+
+
+@needs_f64
+@pytest.mark.parametrize("name", _c128_ops(["sqrt", "sign", "abs", "isnan", "isinf", "isfinite",
+                                             "conj", "negative", "round", "equal", "not_equal",
+                                             "add", "divide"]))
+def test_c128_special_values(gpu_device, name):
+    z = SPECIAL_Z.astype(np.complex128)
+    if name in ("equal", "not_equal", "add", "divide"):
+        x, y = np.repeat(z[::3], z[::3].size), np.tile(z[::3], z[::3].size)
+    else:
+        x, y = z, None
+    got = run_c128(gpu_device, name, x, y)
+    cpu = pyaccel.device("cpu")
+    args = [pyaccel.asarray(a, device=cpu) for a in ((x,) if y is None else (x, y))]
+    want = getattr(pyaccel, name)(*args).to_numpy()
+    if want.dtype == np.bool_:
+        np.testing.assert_array_equal(got, want, err_msg=name)
+        return
+    for g, w in ((np.real(got), np.real(want)), (np.imag(got), np.imag(want))):
+        signed = name not in ("divide", "sign")  # (zero signs of NumPy's loops: see c64)
+        cg, cw = _classify(g, signed), _classify(w, signed)
+        bad = np.flatnonzero(cg != cw)
+        assert not bad.size, (f"c128_{name}: mismatches, e.g. "
+                              + "; ".join(f"{x[j]}, {None if y is None else y[j]} -> {got[j]} "
+                                          f"(cpu {want[j]})" for j in bad[:4]))
