@@ -17,6 +17,11 @@ Array API): ``int8_array + 1`` is int8, ``int_array + 1.5`` is the device's defa
 float, and an int scalar that does not fit the array's dtype raises OverflowError.
 Default dtypes: float64 / int64 where the device has ``Capability.FLOAT64`` / ``INT64``
 (cpu), else float32 / int32 (WebGPU devices).
+
+Complex (``Capability.COMPLEX``): complex with anything gives the complex dtype whose parts
+hold both (complex64 + float64 -> complex128, as NumPy); a Python complex scalar is weak
+(``float32_array * 1j`` is complex64); the default complex dtype is complex128 with
+``Capability.FLOAT64``, else complex64; ``finfo`` of a complex dtype describes its real part.
 """
 
 from __future__ import annotations
