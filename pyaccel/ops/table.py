@@ -29,7 +29,7 @@ from ..dtypes import WGSL_FUNCTIONS
 
 # Kernel families and the WGSL files (pyaccel/ops/<name>.wgsl) that implement them.
 FAMILIES: Mapping[str, tuple[str, ...]] = MappingProxyType({
-    "elementwise": ("elementwise", "ew_float", "ew_sint", "ew_uint"),
+    "elementwise": ("elementwise", "ew_float", "ew_sint", "ew_uint", "ew_c64", "ew_c128"),
     "creation": ("elementwise",),  # fill / arange / linspace / eye / tril / triu: generated compute
     "gather": ("elementwise",),  # strided / broadcast / indexed copies (indexing, manipulation)
     "reduction": ("prelude", "reduce", "argreduce"),  # pyaccel.ops.gpu_kernels (prelude.wgsl: shared)
