@@ -20,6 +20,8 @@ from typing import Any
 from .dtypes import (
     DType,
     bool_,
+    complex64,
+    complex128,
     float16,
     float32,
     float64,
@@ -66,11 +68,16 @@ _FORMAT_KIND = {"?": "b", "b": "i", "h": "i", "i": "i", "l": "i", "q": "i", "n":
                 "e": "f", "f": "f", "d": "f"}
 _BY_KIND_SIZE = {("b", 1): bool_, ("i", 1): int8, ("i", 2): int16, ("i", 4): int32, ("i", 8): int64,
                  ("u", 1): uint8, ("u", 2): uint16, ("u", 4): uint32, ("u", 8): uint64,
-                 ("f", 2): float16, ("f", 4): float32, ("f", 8): float64}
+                 ("f", 2): float16, ("f", 4): float32, ("f", 8): float64,
+                 ("c", 8): complex64, ("c", 16): complex128}
+# complex format chars (no array.array typecode): packed as (real, imag) pairs of f / d
+_COMPLEX_LANES = {"F": "f", "D": "d", "Zf": "f", "Zd": "d"}
 
 
 def dtype_of_format(fmt: str, itemsize: int) -> DType | None:
     f = fmt.lstrip("@=<>!")
+    if f in ("Zf", "Zd"):  # complex (PEP 3118)
+        return _BY_KIND_SIZE.get(("c", itemsize)) if fmt[:1] not in (">", "!") else None
     if len(f) != 1:
         return None
     if fmt[:1] in (">", "!") and itemsize > 1:
@@ -107,6 +114,12 @@ def pack(values: list, char: str) -> bytes:
         return bytes(1 if v else 0 for v in values)
     if char == "e":
         return struct.pack(f"<{len(values)}e", *values)
+    if char in _COMPLEX_LANES:
+        parts = []
+        for v in values:
+            v = complex(v)
+            parts += (v.real, v.imag)
+        return pack(parts, _COMPLEX_LANES[char])
     code = _ARRAY_CODES[char]
     a = _array.array(code, values)
     if sys.byteorder == "big":
@@ -125,6 +138,9 @@ def unpack(data: bytes | memoryview, char: str, count: int) -> list:
         return [b != 0 for b in bytes(data[:count])]
     if char == "e":
         return list(struct.unpack_from(f"<{count}e", data))
+    if char in _COMPLEX_LANES:
+        lanes = unpack(data, _COMPLEX_LANES[char], 2 * count)
+        return [complex(lanes[2 * j], lanes[2 * j + 1]) for j in range(count)]
     a = _array.array(_ARRAY_CODES[char])
     a.frombytes(bytes(data[: count * a.itemsize]))
     if sys.byteorder == "big":
@@ -163,7 +179,7 @@ def nested(obj: Any, what: str = "asarray") -> tuple[list, tuple[int, ...]]:
     return flat, tuple(shape)
 
 
-_KIND_RANK = {"b": 0, "i": 1, "f": 2, "c": 3}
+_KIND_ORDER = "bifc"
 
 
 def scalar_kind(values: list, what: str = "asarray") -> str:
@@ -186,7 +202,7 @@ def scalar_kind(values: list, what: str = "asarray") -> str:
                 raise TypeError(f"{what}: cannot convert {type(v).__name__} {v!r:.60} to an array "
                                 "element; use Python bool/int/float/complex values")
             k = scalar_kind([item()], what)
-        if _KIND_RANK[k] > _KIND_RANK[kind]:
+        if _KIND_ORDER.index(k) > _KIND_ORDER.index(kind):
             kind = k
     return kind
 
@@ -197,7 +213,13 @@ def coerce(values: list, dt: DType, what: str = "asarray") -> list:
     if dt.kind == "b":
         return [bool(_item(v)) for v in values]
     if dt.kind == "c":
-        return [complex(_item(v)) for v in values]
+        # components rounded as the real dtype's (complex64: float32, overflow to inf)
+        comp = float32 if dt is complex64 else float64
+        for v in values:
+            v = complex(_item(v))
+            re_, im_ = coerce([v.real, v.imag], comp, what)
+            out.append(complex(re_, im_))
+        return out
     if dt.kind == "f":
         for v in values:
             v = float(_item(v))
@@ -249,9 +271,10 @@ def convert_values(values: list, src: DType, dst: DType) -> list:
     if dst.kind == "b":
         return [bool(v) for v in values]
     if dst.kind == "c":
-        return [complex(v) for v in values]
-    if src.kind == "c":  # NumPy drops the imaginary part (ComplexWarning)
-        values = [v.real for v in values]
+        return coerce([complex(v) for v in values], dst)
+    if src.kind == "c":
+        raise TypeError(f"astype: cannot cast {src.name} to {dst.name} (the Array API leaves out "
+                        "complex -> real casts); take pyaccel.real(x) or pyaccel.imag(x) first")
     if dst.kind == "f":
         return coerce([float(v) for v in values], dst)
     out = []

@@ -30,10 +30,11 @@ from ._dispatch import OPS as _OPS
 from ._shapes import prod
 from .capabilities import Capability
 from .device import Buffer, Device
-from .dtypes import ALL_DTYPES, DType, as_dtype, bool_, complex64, complex128
+from .dtypes import ALL_DTYPES, DType, as_dtype, bool_
 from .errors import BufferFreedError
 from .promotion import (
     check_dtype,
+    default_complex,
     default_float,
     default_int,
     int_range,
@@ -281,11 +282,18 @@ class Array:
             )
         return bool(self.item())
 
+    def _real_scalar(self, what: str) -> Any:
+        if self._dtype.kind == "c":
+            raise TypeError(f"{what}: the array is {self._dtype.name}; complex values do not convert to "
+                            "real Python numbers (the Array API): use complex(x), or "
+                            f"{what[:-3]}(pyaccel.real(x))")
+        return self._scalar(what)
+
     def __int__(self) -> int:
-        return int(self._scalar("int(x)"))
+        return int(self._real_scalar("int(x)"))
 
     def __float__(self) -> float:
-        return float(self._scalar("float(x)"))
+        return float(self._real_scalar("float(x)"))
 
     def __complex__(self) -> complex:
         return complex(self._scalar("complex(x)"))
@@ -488,7 +496,7 @@ def _np_call(name: str, x: Array, args: tuple, kwargs: dict) -> Any:
 
 
 def _is_operand(x: Any) -> bool:
-    return isinstance(x, (Array, bool, int, float))
+    return isinstance(x, (Array, bool, int, float, complex))
 
 
 def _assign_inplace(self: Array, res: Array, name: str) -> None:
@@ -526,6 +534,10 @@ _SUMMARY = 1000
 def _fmt_scalar(v: Any, dt: DType) -> str:
     if dt.kind == "b":
         return "True" if v else "False"
+    if dt.kind == "c":
+        comp = as_dtype("float32" if dt.itemsize == 8 else "float64")
+        im = _fmt_scalar(v.imag, comp)
+        return f"{_fmt_scalar(v.real, comp)}{'' if im[0] == '-' else '+'}{im}j"
     if dt.kind == "f":
         if math.isnan(v):
             return "nan"
@@ -642,7 +654,7 @@ def _from_numpy_input(np: Any, arr: Any, dev: Device, want: DType | None) -> Arr
     if arr.dtype.kind not in "biufc" or arr.dtype.name not in _NUMPY_NAMES:
         raise TypeError(
             f"asarray: NumPy dtype {arr.dtype} is not supported; pyaccel arrays hold bool, ints, "
-            "real floats and complex64/complex128 (convert with arr.astype(...))"
+            "floats and complex numbers (convert with arr.astype(...))"
         )
     src = as_dtype(arr.dtype.name)
     dt = want or src
@@ -672,7 +684,7 @@ def _python_dtype(kind: str, dev: Device) -> DType:
     if kind == "i":
         return default_int(dev)
     if kind == "c":
-        return complex128 if Capability.FLOAT64 in dev.capabilities else complex64
+        return default_complex(dev)
     return default_float(dev)
 
 

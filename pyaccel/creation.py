@@ -21,6 +21,7 @@ from .manipulation import broadcast_to, reshape
 from .promotion import (
     check_dtype,
     check_scalar_fits,
+    default_complex,
     default_float,
     default_int,
 )
@@ -46,6 +47,11 @@ def _fill(out: Array, value: Any) -> Array:
 def _coerce_fill(value: Any, dt: DType, what: str) -> Any:
     if isinstance(value, Array):
         value = value.item()
+    if dt.kind == "c":
+        return complex(value)
+    if isinstance(value, complex):
+        raise TypeError(f"{what}: cannot fill a {dt.name} array with the complex value {value!r}; use a "
+                        "complex dtype (or its real part, value.real)")
     if dt.kind == "b":
         return bool(value)
     if dt.kind in "iu":
@@ -85,7 +91,10 @@ def _fill_dtype(value: Any, dev: Any) -> DType:
         return default_int(dev)
     if isinstance(value, float):
         return default_float(dev)
-    raise TypeError(f"full: fill_value must be a bool, int or float, got {type(value).__name__} {value!r}")
+    if isinstance(value, complex):
+        return default_complex(dev)
+    raise TypeError(f"full: fill_value must be a bool, int, float or complex, got {type(value).__name__} "
+                    f"{value!r}")
 
 
 def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Array:
@@ -149,11 +158,16 @@ def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: A
     if isinstance(num, bool) or not isinstance(num, int) or num < 0:
         raise ValueError(f"linspace: num must be an int >= 0, got {num!r}")
     for name, v in (("start", start), ("stop", stop)):
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise TypeError(f"linspace: {name} must be a real number, got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, (int, float, complex)):
+            raise TypeError(f"linspace: {name} must be a number, got {v!r}")
     dev = as_device(device)
-    dt = check_dtype(dev, as_dtype(dtype) if dtype is not None else default_float(dev), "linspace")
-    fdt = dt if dt.kind == "f" else check_dtype(dev, default_float(dev), "linspace")
+    is_complex = isinstance(start, complex) or isinstance(stop, complex)
+    dt = as_dtype(dtype) if dtype is not None else (default_complex(dev) if is_complex
+                                                     else default_float(dev))
+    dt = check_dtype(dev, dt, "linspace")
+    if is_complex and dt.kind != "c":
+        raise TypeError(f"linspace: complex start/stop need a complex dtype, got dtype={dt.name}")
+    fdt = dt if dt.kind in "fc" else check_dtype(dev, default_float(dev), "linspace")
     return dev.ops.linspace(start, stop, num, endpoint, dt, fdt)
 
 

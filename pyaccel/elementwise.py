@@ -43,19 +43,21 @@ from .array import Array
 from .device import Device
 from .dtypes import DType, bool_
 from .ops import table as _table
-from .ops.table import CATEGORIES, OpDef
+from .ops.table import CATEGORIES, FLOAT_CATEGORIES, OpDef
 from .promotion import (
     check_dtype,
     check_scalar_fits,
     common_device,
+    default_complex,
     default_float,
     default_int,
     int_range,
     promote,
+    real_dtype,
     scalar_result,
 )
 
-_SCALARS = (bool, int, float)
+_SCALARS = (bool, int, float, complex)
 
 
 def _type_error_operand(name: str, x: Any) -> TypeError:
@@ -70,6 +72,8 @@ def _scalar_dtype(value: Any, dev: Device) -> DType:
         return bool_
     if isinstance(value, int):
         return default_int(dev)
+    if isinstance(value, complex):
+        return default_complex(dev)
     return default_float(dev)
 
 
@@ -92,24 +96,30 @@ def _promote_operands(name: str, ops: list[Any], dev: Device) -> DType:
 
 def _check_category(row: OpDef, dt: DType) -> None:
     kinds = CATEGORIES[row.dtypes]
-    if row.dtypes == "floating" or dt.kind in kinds:
+    if dt.kind in kinds or (row.dtypes in FLOAT_CATEGORIES and dt.kind in "biu"):
         return
     need = {"numeric": "a numeric (integer or floating-point)", "real": "a real numeric",
-            "integer": "an integer", "integer_or_bool": "an integer or bool", "bool": "a bool"}[row.dtypes]
+            "integer": "an integer", "integer_or_bool": "an integer or bool", "bool": "a bool",
+            "real_floating": "a real (not complex)"}[row.dtypes]
     fix = "x.astype(pyaccel.int32)" if dt.kind == "b" else "x.astype(pyaccel.int32) or a float dtype"
     if row.dtypes in ("integer", "integer_or_bool"):
         fix = "an integer dtype (x.astype(pyaccel.int32))"
+    if dt.kind == "c":
+        fix = ("a real part first: pyaccel.real(x), pyaccel.imag(x) or pyaccel.abs(x) (the Array API "
+               f"defines {row.name} for real dtypes only)")
     raise TypeError(f"{row.name} needs {need} dtype, got {dt.name}; convert with {fix}")
 
 
 def _result(row: OpDef, dt: DType, dev: Device) -> tuple[DType, DType]:
     """(compute dtype, output dtype) of a row applied to promoted dtype ``dt``."""
-    if row.dtypes == "floating" and dt.kind != "f":
+    if row.dtypes in FLOAT_CATEGORIES and dt.kind in "biu":
         dt = default_float(dev)  # integer / bool inputs of float functions
     if row.result == "float":
         return dt, dt
     if row.result == "bool":
         return dt, bool_
+    if row.result == "realpart":  # abs, real, imag: complex64 -> float32, complex128 -> float64
+        return dt, real_dtype(dt)
     return dt, dt
 
 
@@ -119,7 +129,7 @@ def _result(row: OpDef, dt: DType, dev: Device) -> tuple[DType, DType]:
 # scalars' ranges and replays the memo (an output buffer and one recorded kernel).
 _FAST: dict[tuple, tuple[tuple[int, ...], DType, Callable[[tuple[Any, ...]], Array]]] = {}
 _FAST_LIMIT = 1024
-_SIG_SCALARS = (bool, int, float)
+_SIG_SCALARS = (bool, int, float, complex)
 
 
 def _signature(row: OpDef, args: tuple[Any, ...]) -> tuple | None:

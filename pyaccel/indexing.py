@@ -298,6 +298,11 @@ def _value_operand(x: Array, value: Any) -> Any:
         if x.dtype.kind == "b":
             value = bool(value)
         return value
+    if isinstance(value, complex):
+        if x.dtype.kind != "c":
+            raise TypeError(f"x[...] = {value!r}: cannot store a complex value in a {x.dtype.name} array; "
+                            "store value.real, or use a complex array")
+        return value
     return asarray(value, device=x.device)
 
 

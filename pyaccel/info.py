@@ -21,7 +21,7 @@ __all__ = ["Info", "__array_namespace_info__"]
 
 _KINDS = {
     "bool": "b", "signed integer": "i", "unsigned integer": "u", "integral": "iu",
-    "real floating": "f", "complex floating": "", "numeric": "iuf",
+    "real floating": "f", "complex floating": "c", "numeric": "iufc",
 }
 
 

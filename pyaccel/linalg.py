@@ -123,7 +123,8 @@ def tensordot(x1: Array, x2: Array, /, *, axes: Any = 2) -> Array:
 
 
 def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
-    """Dot product of vectors along ``axis`` (broadcasting the other axes)."""
+    """Dot product of vectors along ``axis`` (broadcasting the other axes); complex ``x1`` is
+    conjugated (sum of conj(x1) * x2, as the Array API says)."""
     _check(x1, "vecdot")
     _check(x2, "vecdot")
     multiply, _sum = ew.multiply, red.sum
@@ -138,7 +139,9 @@ def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     if dt.name == "float16":  # products and sums in float32, rounded once (as matmul)
         p = multiply(x1.astype("float32"), x2.astype("float32"))
         return _sum(p, axis=ax - nd + p.ndim).astype(dt)
-    p = multiply(ew.conj(x1) if x1.dtype.kind == "c" else x1, x2)  # the spec conjugates x1
+    if x1.dtype.kind == "c":  # the Array API's vecdot conjugates the first argument
+        x1 = ew.conj(x1)
+    p = multiply(x1, x2)
     return _sum(p, axis=ax - nd + p.ndim, dtype=p.dtype)
 
 

@@ -45,6 +45,10 @@ def astype(x: Array, dtype: Any, /, *, copy: bool = True, device: Any = None) ->
         if dev is not x.device:
             return astype(x.to_device(dev), dtype, copy=False)
     dt = check_dtype(x.device, as_dtype(dtype), "astype")
+    if x.dtype.kind == "c" and dt.kind not in "bc":
+        raise TypeError(f"astype: cannot cast {x.dtype.name} to {dt.name}: the Array API leaves complex -> "
+                        "real casts out (which part to keep?); use pyaccel.real(x), pyaccel.imag(x) or "
+                        f"pyaccel.abs(x), then .astype(pyaccel.{dt.name})")
     if dt is x.dtype and not copy:
         return x
     return x.device.ops.astype(x, dt)

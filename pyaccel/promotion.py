@@ -17,6 +17,11 @@ Array API): ``int8_array + 1`` is int8, ``int_array + 1.5`` is the device's defa
 float, and an int scalar that does not fit the array's dtype raises OverflowError.
 Default dtypes: float64 / int64 where the device has ``Capability.FLOAT64`` / ``INT64``
 (cpu), else float32 / int32 (WebGPU devices).
+
+Complex (``Capability.COMPLEX``): complex with anything gives the complex dtype whose parts
+hold both (complex64 + float64 -> complex128, as NumPy); a Python complex scalar is weak
+(``float32_array * 1j`` is complex64); the default complex dtype is complex128 with
+``Capability.FLOAT64``, else complex64; ``finfo`` of a complex dtype describes its real part.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ from .dtypes import (
     DTYPE_TABLE,
     DType,
     as_dtype,
+    complex64,
+    complex128,
     dtypes_for,
     float16,
     float32,
@@ -102,6 +109,11 @@ def check_dtype(device: Device, dtype: Any, what: str = "") -> DType:
     if d is float16:
         why = "the device lacks the shader-f16 feature"
         fix = "use dtype=pyaccel.float32, or a device with Capability.F16"
+    elif d.kind == "c":
+        why = ("the device has no complex support (Capability.COMPLEX"
+               + (" and FLOAT64" if d is complex128 else "") + ")")
+        fix = ("run on device='cpu', or keep the real and imaginary parts in two real arrays "
+               "(pyaccel.real(z), pyaccel.imag(z))")
     else:
         why = "WGSL has no 64-bit types"
         alt = _DOWN.get(d, float32)
@@ -130,9 +142,31 @@ def index_dtype(device: Device) -> DType:
     return int64 if Capability.INT64 in device.capabilities else int32
 
 
-def default_dtypes(device: Device) -> dict[str, DType]:
-    return {"real floating": default_float(device), "complex floating": None,  # type: ignore[dict-item]
+def default_complex(device: Device) -> DType:
+    """complex128 where the device holds float64 (Capability.FLOAT64), else complex64."""
+    return complex128 if Capability.FLOAT64 in device.capabilities else complex64
+
+
+def default_dtypes(device: Device) -> dict[str, DType | None]:
+    """The Array API default dtypes of a device ("complex floating" is None without
+    Capability.COMPLEX)."""
+    cplx = default_complex(device) if Capability.COMPLEX in device.capabilities else None
+    return {"real floating": default_float(device), "complex floating": cplx,
             "integral": default_int(device), "indexing": index_dtype(device)}
+
+
+def real_dtype(dt: DType) -> DType:
+    """The real dtype of a complex dtype's components (complex64 -> float32); others unchanged."""
+    if dt.kind != "c":
+        return dt
+    return float32 if dt is complex64 else float64
+
+
+def complex_dtype(dt: DType) -> DType:
+    """The complex dtype whose components have (at least) the precision of a float dtype."""
+    if dt.kind == "c":
+        return dt
+    return complex128 if dt is float64 else complex64
 
 
 # ---------------------------------------------------------------------------
@@ -153,6 +187,12 @@ def promote(a: DType, b: DType) -> DType:
         return b
     if b.kind == "b":
         return a
+    if a.kind == "c" or b.kind == "c":
+        # complex with anything: the complex dtype whose components hold both (NumPy's rule:
+        # complex64 + float64 -> complex128, complex64 + int32 -> complex128)
+        ra = real_dtype(a) if a.kind == "c" else (a if a.kind == "f" else _FLOATS[_INT_TO_FLOAT_BITS[a.bits]])
+        rb = real_dtype(b) if b.kind == "c" else (b if b.kind == "f" else _FLOATS[_INT_TO_FLOAT_BITS[b.bits]])
+        return complex128 if 64 in (ra.bits, rb.bits) else complex64
     if a.kind == "f" or b.kind == "f":
         if a.kind == "f" and b.kind == "f":
             return a if a.bits >= b.bits else b
@@ -204,7 +244,10 @@ def scalar_result(dt: DType, value: Any, device: Device | None) -> DType:
             return float64 if device is None else default_float(device)
         return dt
     if isinstance(value, complex):
-        raise TypeError(f"complex scalar {value!r}: pyaccel has no complex dtypes")
+        # weak: a real float array gives the complex dtype of its precision
+        if dt.kind in "biu":
+            return complex128 if device is None else default_complex(device)
+        return complex_dtype(dt)
     raise TypeError(f"expected an array or a Python scalar, got {type(value).__name__} {value!r:.40}")
 
 
@@ -236,8 +279,8 @@ def isdtype(dtype: Any, kind: Any) -> bool:
             "unsigned integer": d.kind == "u",
             "integral": d.kind in "iu",
             "real floating": d.kind == "f",
-            "complex floating": False,
-            "numeric": d.kind in "iuf",
+            "complex floating": d.kind == "c",
+            "numeric": d.kind in "iufc",
         }
         if kind not in table:
             raise ValueError(f"isdtype: unknown kind {kind!r}; use one of {', '.join(table)}")
@@ -274,10 +317,12 @@ _FINFO = {
 
 
 def finfo(type: Any, /) -> finfo_object:  # noqa: A002 - Array API name
-    """Machine limits of a floating-point dtype."""
+    """Machine limits of a floating-point dtype (of a complex dtype: those of its real
+    components, with the real dtype, as the Array API says)."""
     d = as_dtype(type.dtype if hasattr(type, "dtype") and not isinstance(type, DType) else type)
-    if d.kind != "f":
+    if d.kind not in "fc":
         raise TypeError(f"finfo: {d.name} is not a floating-point dtype; use iinfo for integers")
+    d = real_dtype(d)
     bits, eps, mx, tiny = _FINFO[d.name]
     return finfo_object(bits, eps, mx, -mx, tiny, d)
 

@@ -54,6 +54,13 @@ def _check(x: Any, what: str) -> Array:
     return x
 
 
+def _real_only(x: Array, what: str) -> None:
+    """TypeError for complex input where the Array API defines ``what`` for real dtypes only."""
+    if x.dtype.kind == "c":
+        raise TypeError(f"{what}: complex input ({x.dtype.name}) has no order; the Array API defines {what} "
+                        "for real dtypes only: use pyaccel.real(x), pyaccel.imag(x) or pyaccel.abs(x)")
+
+
 def _out_shape(x: Array, axes: tuple[int, ...], keepdims: bool) -> tuple[int, ...]:
     if keepdims:
         return tuple(1 if j in axes else d for j, d in enumerate(x.shape))
@@ -80,7 +87,7 @@ def _sum_dtype(x: Array, dtype: Any, what: str) -> DType:
 
 def _sum_like(x: Array, axis: Any, dtype: Any, keepdims: bool, op: str) -> Array:
     _check(x, op)
-    if x.dtype.kind not in "biuf":
+    if x.dtype.kind not in "biufc":
         raise TypeError(f"{op}: unsupported dtype {x.dtype.name}")
     out_dt = _sum_dtype(x, dtype, op)
     axes = normalize_axes(axis, x.ndim, f"{op} axis")
@@ -101,6 +108,7 @@ def prod(x: Array, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = F
 
 def _minmax(x: Array, axis: Any, keepdims: bool, op: str) -> Array:
     _check(x, op)
+    _real_only(x, op)
     axes = normalize_axes(axis, x.ndim, f"{op} axis")
     if axes and _prod([x.shape[a] for a in axes]) == 0:
         raise ValueError(f"{op}: the reduced axes {axes} of shape {x.shape} are empty, and {op} has no "
@@ -119,7 +127,7 @@ def max(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:  # n
 
 
 def _float_dt(x: Array, what: str) -> DType:
-    return x.dtype if x.dtype.kind == "f" else check_dtype(x.device, default_float(x.device), what)
+    return x.dtype if x.dtype.kind in "fc" else check_dtype(x.device, default_float(x.device), what)
 
 
 def mean(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:
@@ -133,6 +141,7 @@ def mean(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:
 def var(x: Array, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Array:
     """Variance over ``axis`` with ``correction`` (degrees of freedom removed)."""
     _check(x, "var")
+    _real_only(x, "var")
     out_dt = _float_dt(x, "var")
     axes = normalize_axes(axis, x.ndim, "var axis")
     return x.device.ops.var(x, axes, _out_shape(x, axes, keepdims), correction, out_dt)
@@ -140,11 +149,14 @@ def var(x: Array, /, *, axis: Any = None, correction: float = 0.0, keepdims: boo
 
 def std(x: Array, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Array:
     """Standard deviation over ``axis`` (square root of :func:`var`)."""
+    _check(x, "std")
+    _real_only(x, "std")
     return sqrt(var(x, axis=axis, correction=correction, keepdims=keepdims))
 
 
 def _arg(x: Array, axis: int | None, keepdims: bool, op: str) -> Array:
     _check(x, op)
+    _real_only(x, op)
     idt = index_dtype(x.device)
     if axis is None:
         if x.size == 0:
@@ -210,6 +222,7 @@ def cumulative_sum(x: Array, /, *, axis: int | None = None, dtype: Any = None,
 def _sort(x: Array, axis: int, descending: bool, stable: bool, indices: bool) -> Array:
     what = "argsort" if indices else "sort"
     _check(x, what)
+    _real_only(x, what)
     if x.ndim == 0:
         raise ValueError(f"{what} needs an array with at least one dimension")
     ax = normalize_axis(axis, x.ndim, f"{what} axis")
@@ -270,6 +283,8 @@ def searchsorted(x1: Array, x2: Array, /, *, side: str = "left", sorter: Array |
     """Insertion indices of ``x2`` into the sorted 1-D ``x1`` (host search on GPUs: a sync)."""
     _check(x1, "searchsorted")
     _check(x2, "searchsorted")
+    _real_only(x1, "searchsorted")
+    _real_only(x2, "searchsorted")
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
     if x1.ndim != 1:

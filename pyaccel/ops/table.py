@@ -56,16 +56,19 @@ HELPER_LIBS: Mapping[str, str] = MappingProxyType({
     "f": WGSL_FUNCTIONS["f32"], "i": WGSL_FUNCTIONS["i32"], "u": WGSL_FUNCTIONS["u32"],
     "b": WGSL_FUNCTIONS["u32"]})
 
-# dtype categories (Array API names) -> dtype kinds accepted ("b" bool, "i", "u", "f")
+# dtype categories (Array API names) -> dtype kinds accepted ("b" bool, "i", "u", "f", "c" complex)
 CATEGORIES: Mapping[str, str] = MappingProxyType({
-    "any": "biufc",  # c: complex64 / complex128
-    "numeric": "iuf",
+    "any": "biufc",
+    "numeric": "iufc",
     "real": "iuf",
     "integer": "iu",
     "integer_or_bool": "biu",
     "bool": "b",
-    "floating": "f",  # integer / bool inputs are promoted to the device's default float
+    "floating": "fc",  # integer / bool inputs are promoted to the device's default float
+    "real_floating": "f",  # as "floating", but complex input is a TypeError (atan2, hypot, ...)
 })
+# categories whose integer / bool inputs compute in the device's default float
+FLOAT_CATEGORIES = frozenset({"floating", "real_floating"})
 
 # Test tolerance classes for float32 results: (rtol, atol). float16 uses (1e-2, 1e-3).
 # The one tolerance table, (rtol, atol): per op accuracy class (an OpDef's ``tol``) and per
@@ -84,6 +87,8 @@ TOLERANCES: Mapping[str, tuple[float, float]] = MappingProxyType({
     "uint16": (0.0, 0.0),
     "uint32": (0.0, 0.0),
     "uint64": (0.0, 0.0),
+    "complex64": (1e-5, 1e-6),  # as float32, per component
+    "complex128": (1e-12, 1e-14),
     # per op accuracy class
     "exact": (0.0, 0.0),
     "arith": (1e-6, 0.0),  # one rounding (WGSL allows 2.5 ULP for division)
@@ -102,7 +107,9 @@ class OpDef:
     family: str
     arity: int
     dtypes: str  # key of CATEGORIES
-    result: str  # "same" | "bool" | "float" | "index" | "sum" | "x" | "none" (see resolve_result)
+    # "same" | "bool" | "float" | "index" | "sum" | "x" | "none" | "realpart" (the real dtype of
+    # a complex input: abs, real, imag; real inputs keep their dtype)
+    result: str
     numpy: str  # NumPy reference: attribute path under numpy ("" when NumPy has none)
     wgsl: Mapping[str, str] = field(default_factory=dict)  # compute kind -> expression
     args: tuple[str, ...] = ()  # per-operand conversion: "T" (default) or "bool"
@@ -158,7 +165,7 @@ _B = ("bool", "bool")
 
 ELEMENTWISE: tuple[OpDef, ...] = (
     # -- arithmetic ------------------------------------------------------------
-    _ew("abs", 1, "numeric", "same", "abs", _num("abs(x)", "abs(x)", "x")),
+    _ew("abs", 1, "numeric", "realpart", "abs", _num("abs(x)", "abs(x)", "x")),
     _ew("negative", 1, "numeric", "same", "negative", _num("-x", "-x", "0u - x")),
     _ew("positive", 1, "numeric", "same", "positive", _all("x"), wide="x"),
     _ew("sign", 1, "numeric", "same", "sign", _num("f_sign(x)", "sign(x)", "select(0u, 1u, x > 0u)")),
@@ -169,10 +176,10 @@ ELEMENTWISE: tuple[OpDef, ...] = (
     _ew("divide", 2, "floating", "float", "divide", _f("f_divide(x, y)"), tol="arith"),
     _ew("pow", 2, "numeric", "same", "pow", _num("f_pow(x, y)", "i_pow(x, y)", "u_pow(x, y)"),
         tol="pow", domain="pow"),
-    _ew("floor_divide", 2, "numeric", "same", "floor_divide",
+    _ew("floor_divide", 2, "real", "same", "floor_divide",
         _num("f_floor_divide(x, y)", "i_floor_divide(x, y)", "u_floor_divide(x, y)"),
         tol="divmod", domain="nonzero"),
-    _ew("remainder", 2, "numeric", "same", "remainder",
+    _ew("remainder", 2, "real", "same", "remainder",
         _num("f_remainder(x, y)", "i_remainder(x, y)", "u_remainder(x, y)"),
         tol="divmod", domain="nonzero"),
     _ew("maximum", 2, "real", "same", "maximum", _num("f_maximum(x, y)", "max(x, y)", "max(x, y)")),
@@ -180,9 +187,9 @@ ELEMENTWISE: tuple[OpDef, ...] = (
     _ew("clip", 3, "real", "same", "clip",
         _num("f_clip(x, y, z)", "min(max(x, y), z)", "min(max(x, y), z)")),
     # -- rounding --------------------------------------------------------------
-    _ew("floor", 1, "numeric", "same", "floor", _num("f_floor(x)", "x", "x")),
-    _ew("ceil", 1, "numeric", "same", "ceil", _num("f_ceil(x)", "x", "x")),
-    _ew("trunc", 1, "numeric", "same", "trunc", _num("f_trunc(x)", "x", "x")),
+    _ew("floor", 1, "real", "same", "floor", _num("f_floor(x)", "x", "x")),
+    _ew("ceil", 1, "real", "same", "ceil", _num("f_ceil(x)", "x", "x")),
+    _ew("trunc", 1, "real", "same", "trunc", _num("f_trunc(x)", "x", "x")),
     _ew("round", 1, "numeric", "same", "round", _num("f_round(x)", "x", "x")),
     # -- exponential / logarithmic ---------------------------------------------
     _ew("sqrt", 1, "floating", "float", "sqrt", _f("f_sqrt(x)"), tol="arith", domain="positive"),
@@ -196,7 +203,7 @@ ELEMENTWISE: tuple[OpDef, ...] = (
         domain="positive"),
     _ew("log10", 1, "floating", "float", "log10", _f("f_log10(x)"), tol="transcendental",
         domain="positive"),
-    _ew("logaddexp", 2, "floating", "float", "logaddexp", _f("f_logaddexp(x, y)"),
+    _ew("logaddexp", 2, "real_floating", "float", "logaddexp", _f("f_logaddexp(x, y)"),
         tol="transcendental"),
     # -- trigonometric / hyperbolic --------------------------------------------
     _ew("sin", 1, "floating", "float", "sin", _f("f_sin(x)"), tol="trig", domain="trig"),
@@ -205,7 +212,7 @@ ELEMENTWISE: tuple[OpDef, ...] = (
     _ew("asin", 1, "floating", "float", "asin", _f("f_asin(x)"), tol="trig", domain="unit"),
     _ew("acos", 1, "floating", "float", "acos", _f("f_acos(x)"), tol="trig", domain="unit"),
     _ew("atan", 1, "floating", "float", "atan", _f("f_atan(x)"), tol="trig"),
-    _ew("atan2", 2, "floating", "float", "atan2", _f("f_atan2(x, y)"), tol="trig"),
+    _ew("atan2", 2, "real_floating", "float", "atan2", _f("f_atan2(x, y)"), tol="trig"),
     _ew("sinh", 1, "floating", "float", "sinh", _f("f_sinh(x)"), tol="transcendental",
         domain="small"),
     _ew("cosh", 1, "floating", "float", "cosh", _f("f_cosh(x)"), tol="transcendental",
@@ -217,11 +224,11 @@ ELEMENTWISE: tuple[OpDef, ...] = (
     _ew("atanh", 1, "floating", "float", "atanh", _f("f_atanh(x)"), tol="transcendental",
         domain="unit"),
     # -- float bits --------------------------------------------------------------
-    _ew("copysign", 2, "floating", "float", "copysign", _f("f_copysign(x, y)")),
-    _ew("hypot", 2, "floating", "float", "hypot", _f("f_hypot(x, y)"), tol="arith"),
-    _ew("nextafter", 2, "floating", "float", "nextafter",
+    _ew("copysign", 2, "real_floating", "float", "copysign", _f("f_copysign(x, y)")),
+    _ew("hypot", 2, "real_floating", "float", "hypot", _f("f_hypot(x, y)"), tol="arith"),
+    _ew("nextafter", 2, "real_floating", "float", "nextafter",
         {"f": "f_nextafter(x, y)", "h": "f_nextafter16(x, y)"}),
-    _ew("signbit", 1, "floating", "bool", "signbit", _f("f_signbit(x)")),
+    _ew("signbit", 1, "real_floating", "bool", "signbit", _f("f_signbit(x)")),
     _ew("isnan", 1, "numeric", "bool", "isnan", _num("f_isnan(x)", "false", "false")),
     _ew("isinf", 1, "numeric", "bool", "isinf", _num("f_isinf(x)", "false", "false")),
     _ew("isfinite", 1, "numeric", "bool", "isfinite", _num("f_isfinite(x)", "true", "true")),
@@ -251,8 +258,8 @@ ELEMENTWISE: tuple[OpDef, ...] = (
     _ew("where", 3, "any", "same23", "where", _all("select(z, y, x)"), wide="select(z, y, x)",
         args=("bool", "T", "T")),
     _ew("conj", 1, "numeric", "same", "conj", _all("x")),
-    _ew("real", 1, "numeric", "same", "real", _all("x")),
-    _ew("imag", 1, "numeric", "same", "imag", _all("T(0)")),
+    _ew("real", 1, "numeric", "realpart", "real", _all("x")),
+    _ew("imag", 1, "numeric", "realpart", "imag", _all("T(0)")),
 )
 
 # Internal kernels of the same skeleton: astype, copies, creation.
@@ -298,7 +305,7 @@ OTHER: tuple[OpDef, ...] = (
     _op("full", "creation", 0, "any", "x", "full"),
     _op("full_like", "creation", 1, "any", "x", "full_like"),
     _op("arange", "creation", 0, "real", "x", "arange"),
-    _op("linspace", "creation", 0, "real", "x", "linspace"),
+    _op("linspace", "creation", 0, "numeric", "x", "linspace"),
     _op("eye", "creation", 0, "any", "x", "eye"),
     _op("meshgrid", "composite", 1, "any", "x", "meshgrid"),
     _op("from_dlpack", "host", 1, "any", "x", "from_dlpack"),
@@ -327,8 +334,8 @@ OTHER: tuple[OpDef, ...] = (
     _op("min", "reduction", 1, "real", "same", "min"),
     _op("max", "reduction", 1, "real", "same", "max"),
     _op("mean", "reduction", 1, "floating", "float", "mean"),
-    _op("var", "reduction", 1, "floating", "float", "var"),
-    _op("std", "reduction", 1, "floating", "float", "std"),
+    _op("var", "reduction", 1, "real_floating", "float", "var"),
+    _op("std", "reduction", 1, "real_floating", "float", "std"),
     _op("argmin", "reduction", 1, "real", "index", "argmin"),
     _op("argmax", "reduction", 1, "real", "index", "argmax"),
     _op("any", "reduction", 1, "any", "bool", "any"),
@@ -370,9 +377,9 @@ OTHER: tuple[OpDef, ...] = (
         ("matrix_rank", 1, "floating", "index"), ("pinv", 1, "floating", "same"))),
     # nn
     # (no NumPy function: pyaccel.nn's cpu path is the max-shifted NumPy formula)
-    _op("softmax", "softmax", 1, "floating", "float", "", module="pyaccel.nn"),
-    _op("log_softmax", "softmax", 1, "floating", "float", "", module="pyaccel.nn"),
-    _op("logsumexp", "softmax", 1, "floating", "float", "", module="pyaccel.nn"),
+    _op("softmax", "softmax", 1, "real_floating", "float", "", module="pyaccel.nn"),
+    _op("log_softmax", "softmax", 1, "real_floating", "float", "", module="pyaccel.nn"),
+    _op("logsumexp", "softmax", 1, "real_floating", "float", "", module="pyaccel.nn"),
 )
 
 OPS: tuple[OpDef, ...] = ELEMENTWISE + INTERNAL + OTHER

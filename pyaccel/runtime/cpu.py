@@ -17,7 +17,7 @@ from ..uri import DeviceURI
 class CpuDeviceImpl:
     """DeviceImpl over NumPy arrays (host memory; nothing is queued)."""
 
-    capabilities = (Capability.FLOAT64 | Capability.INT64 | Capability.F16
+    capabilities = (Capability.FLOAT64 | Capability.INT64 | Capability.F16 | Capability.COMPLEX
                     | Capability.UNIFIED_MEMORY | Capability.DATA_DEPENDENT_SHAPES
                     | Capability.KERNELS_RUN_REFERENCE)
     limits = CPU_LIMITS

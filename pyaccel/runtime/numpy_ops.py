@@ -17,7 +17,7 @@ from ..array import Array
 from ..device import Device
 from ..dtypes import HOST_LAYOUT, DType, StorageLayout, as_dtype
 from ..indexing import numpy_key
-from ..ops.table import OpDef
+from ..ops.table import FLOAT_CATEGORIES, OpDef
 from .numpy_fft import NumpyFFT
 from .numpy_linalg import NumpyLinalg
 
@@ -33,6 +33,70 @@ def view(x: Array) -> Any:
 def _acc(dt: DType) -> str:
     """Accumulation dtype: float16 data accumulates in float32 (as the GPU kernels)."""
     return "float32" if dt.name == "float16" else dt.name
+
+
+def _complex_expm1(np: Any, z: Any) -> Any:
+    """expm1 of complex data with the Array API's special cases (NumPy's complex expm1 gives
+    NaN for every infinite input and -0 for expm1(-0 + 0j)).
+
+    Finite z: real = expm1(x) cos(y) - 2 sin(y/2)^2 (no cancellation near 0), imag =
+    exp(x) sin(y) (= y where y is 0, so exp overflow keeps a zero imaginary part);
+    non-finite z: exp(z) - 1, which carries C99's cexp special cases.
+    """
+    z = np.asarray(z)
+    x, y = z.real, z.imag
+    re = np.expm1(x) * np.cos(y) - 2 * np.sin(y / 2) ** 2
+    re = np.where((x == 0) & (y == 0), np.zeros_like(x), re)  # expm1(+-0 + 0j) = +0 + 0j
+    im = np.where(y == 0, y, np.exp(x) * np.sin(y))
+    e = np.exp(z) - 1
+    fin = np.isfinite(x) & np.isfinite(y)
+    out = np.empty_like(z)
+    out.real = np.where(fin, re, e.real)
+    out.imag = np.where(fin, im, e.imag)
+    return out
+
+
+def _complex_log1p(np: Any, z: Any) -> Any:
+    """log1p of complex data, accurate near 0 (NumPy's is log(|1 + z|) + i arg(1 + z), which
+    loses every digit of the real part for |z| below the dtype's epsilon).
+
+    Real part: log1p(t) / 2 with t = |1 + z|^2 - 1 = a (2 + a) + b^2 where t is moderate
+    (no cancellation), else log|1 + z|; non-finite z: NumPy's log(1 + z) special cases.
+    """
+    z = np.asarray(z)
+    a, b = z.real, z.imag
+    r = np.asarray(np.log1p(z))
+    t = a * (2 + a) + b * b
+    near = np.isfinite(t) & (t > -0.75) & (t < 3)
+    out = np.array(r)  # (a writable array, also for 0-d input)
+    out.real = np.where(near, 0.5 * np.log1p(np.where(near, t, 0)), r.real)
+    return out
+
+
+def _complex_sign(np: Any, z: Any) -> Any:
+    """sign of complex data: NumPy's x / |x|, but NaN + NaN j where either part is NaN (the Array
+    API's special case; NumPy gives 1 + 0j for inf + NaN j)."""
+    z = np.asarray(z)
+    r = np.sign(z)
+    bad = np.isnan(z.real) | np.isnan(z.imag)
+    return np.where(bad, np.array(complex(np.nan, np.nan), dtype=z.dtype), r)
+
+
+def _complex_tanh(np: Any, z: Any) -> Any:
+    """tanh of complex data: +-1 + 0j with the sign of imag(z) for an infinite real part and a
+    finite imaginary one (the Array API; NumPy gives the sign of sin(2 imag(z)))."""
+    z = np.asarray(z)
+    r = np.array(np.tanh(z))
+    fix = np.isinf(z.real) & np.isfinite(z.imag)
+    r.real = np.where(fix, np.sign(z.real), r.real)
+    r.imag = np.where(fix, np.copysign(np.zeros_like(z.imag), z.imag), r.imag)
+    return r
+
+
+# NumPy functions replaced for complex data (the Array API's special cases where NumPy differs)
+_COMPLEX_FUNCS: dict[str, Callable[..., Any]] = {
+    "expm1": _complex_expm1, "log1p": _complex_log1p, "sign": _complex_sign,
+    "tanh": _complex_tanh}
 
 
 class NumpyOps(NumpyLinalg, NumpyFFT):
@@ -79,12 +143,15 @@ class NumpyOps(NumpyLinalg, NumpyFFT):
         fn: Any = np
         for part in row.numpy.split("."):
             fn = getattr(fn, part)
+        if cdt.kind == "c" and row.name in _COMPLEX_FUNCS:
+            cfn = _COMPLEX_FUNCS[row.name]
+            fn = lambda *v: cfn(np, *v)  # noqa: E731
         vals = []
         for a in args:
             if isinstance(a, Array):
                 v = view(a)
-                vals.append(v.astype(np.dtype(cdt.name)) if row.dtypes == "floating" and a.dtype is not cdt
-                            else v)
+                vals.append(v.astype(np.dtype(cdt.name)) if row.dtypes in FLOAT_CATEGORIES
+                            and a.dtype is not cdt else v)
             else:
                 vals.append(a)
         if row.name == "where":

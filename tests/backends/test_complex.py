@@ -1,0 +1,247 @@
+"""complex64 / complex128 through the namespace, on every device with Capability.COMPLEX
+(cpu:0 today), checked against NumPy on fresh random data; devices without it refuse complex
+dtypes with a clear UnsupportedDTypeError.
+
+Covers creation, promotion (complex64 + float64 -> complex128, weak Python complex scalars),
+the data-type functions, every elementwise function the Array API defines for complex (and
+the TypeError of the real-only ones), astype's rules, reductions, matmul / vecdot
+(conjugating), indexing, where / concat / stack, ``__complex__``, DLPack and ``__array__``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pyaccel
+from pyaccel.ops.table import CATEGORIES, elementwise_public
+from pyaccel.promotion import default_complex
+
+C_TYPES = ("complex64", "complex128")
+
+
+@pytest.fixture
+def cdev(device):
+    if device.is_cpu:  # NumPy holds both complex dtypes: cpu must have them
+        assert pyaccel.Capability.COMPLEX in device.capabilities
+    if pyaccel.Capability.COMPLEX not in device.capabilities:
+        with pytest.raises(pyaccel.UnsupportedDTypeError, match="complex"):
+            pyaccel.zeros(3, dtype=pyaccel.complex64, device=device)
+        with pytest.raises(TypeError, match="complex"):
+            pyaccel.asarray([1j], device=device)
+        x = pyaccel.asarray([1.0, 2.0], dtype=pyaccel.float32, device=device)  # still usable
+        assert (x + 1).tolist() == [2.0, 3.0]
+        pytest.skip(f"{device.uri} has no Capability.COMPLEX (checked: complex is refused)")
+    return device
+
+
+def crand(rng, dt: str, shape, scale: float = 3.0) -> np.ndarray:
+    re = rng.standard_normal(shape) * scale
+    im = rng.standard_normal(shape) * scale
+    return (re + 1j * im).astype(dt)
+
+
+def check(got, want, rtol=None) -> None:
+    w = np.asarray(want)
+    g = got.to_numpy()
+    assert got.dtype.name == w.dtype.name, (got.dtype, w.dtype)
+    assert g.shape == w.shape
+    if rtol is None:
+        rtol = 2e-6 if w.dtype in (np.complex64, np.float32) else 1e-13
+    np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol * 1e-3, equal_nan=True)
+
+
+def test_creation(cdev, rng):
+    dc = default_complex(cdev)
+    z = pyaccel.asarray([1 + 2j, 3.5, -1j], device=cdev)
+    assert z.dtype == dc and z.tolist() == [1 + 2j, 3.5 + 0j, -1j]
+    assert pyaccel.asarray(2j, device=cdev).dtype == dc
+    for dt in C_TYPES:
+        a = crand(rng, dt, (4, 5))
+        check(pyaccel.asarray(a, device=cdev), a, 0)
+        check(pyaccel.asarray(a.tolist(), dtype=dt, device=cdev), a, 0)
+        check(pyaccel.full((2, 3), 1.5 - 2j, dtype=dt, device=cdev), np.full((2, 3), 1.5 - 2j, dt), 0)
+        check(pyaccel.zeros(3, dtype=dt, device=cdev), np.zeros(3, dt), 0)
+        check(pyaccel.ones((2,), dtype=dt, device=cdev), np.ones(2, dt), 0)
+        check(pyaccel.eye(3, k=1, dtype=dt, device=cdev), np.eye(3, k=1, dtype=dt), 0)
+        check(pyaccel.linspace(1 - 1j, 3 + 5j, 7, dtype=dt, device=cdev),
+              np.linspace(1 - 1j, 3 + 5j, 7, dtype=dt))
+        e = pyaccel.empty((2, 2), dtype=dt, device=cdev)
+        assert e.dtype.name == dt and e.shape == (2, 2)
+    assert pyaccel.full(2, 1j, device=cdev).dtype == dc
+    assert pyaccel.linspace(0, 1j, 3, device=cdev).dtype == dc
+    with pytest.raises(TypeError, match="complex"):
+        pyaccel.full(2, 1j, dtype=pyaccel.float32, device=cdev)
+
+
+def test_promotion_and_dtype_functions(cdev):
+    names = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint32", "uint64", "float16",
+             "float32", "float64", "complex64", "complex128"]
+    for a in names:
+        for b in C_TYPES:
+            want = np.result_type(np.dtype(a), np.dtype(b)).name
+            assert pyaccel.result_type(a, b).name == want, (a, b)
+            assert pyaccel.result_type(b, a).name == want, (b, a)
+            assert pyaccel.can_cast(a, b) == np.can_cast(np.dtype(a), np.dtype(b)), (a, b)
+    assert pyaccel.result_type(pyaccel.float32, 1j) == pyaccel.complex64
+    assert pyaccel.result_type(pyaccel.float64, 1j) == pyaccel.complex128
+    assert pyaccel.result_type(pyaccel.complex64, 1.5, 2, True) == pyaccel.complex64
+    assert pyaccel.isdtype(pyaccel.complex64, "complex floating")
+    assert pyaccel.isdtype(pyaccel.complex128, "numeric")
+    assert not pyaccel.isdtype(pyaccel.complex64, "real floating")
+    f = pyaccel.finfo(pyaccel.complex64)
+    assert f.dtype == pyaccel.float32 and f.bits == 32 and f.eps == np.finfo(np.float32).eps
+    assert pyaccel.finfo(pyaccel.complex128).dtype == pyaccel.float64
+    info = pyaccel.__array_namespace_info__()
+    assert info.default_dtypes(device=cdev)["complex floating"] == default_complex(cdev)
+    assert set(info.dtypes(device=cdev, kind="complex floating")) == set(C_TYPES)
+    assert set(C_TYPES) <= set(info.dtypes(device=cdev, kind="numeric"))
+    x = pyaccel.asarray(np.ones(3, np.float32), device=cdev)
+    assert (x + 1j).dtype == pyaccel.complex64
+    assert (pyaccel.asarray([1, 2], device=cdev) * 1j).dtype == default_complex(cdev)
+    z = pyaccel.asarray(np.ones(2, np.complex64), device=cdev)
+    assert (z + pyaccel.asarray(np.ones(2), device=cdev)).dtype == pyaccel.complex128
+
+
+COMPLEX_ROWS = [r for r in elementwise_public()
+                if "c" in CATEGORIES[r.dtypes] and r.name not in ("where", "clip")]
+REAL_ONLY = [r for r in elementwise_public() if "c" not in CATEGORIES[r.dtypes]
+             and "f" in CATEGORIES[r.dtypes] and r.name != "where"]
+
+
+def _numpy_ref(name: str, *args):
+    z = args[0]
+    if name == "expm1":  # (NumPy's complex expm1 cancels near 0)
+        return np.expm1(z.real) * np.cos(z.imag) - 2 * np.sin(z.imag / 2) ** 2 + 1j * np.exp(z.real) * np.sin(z.imag)
+    fn = getattr(np, name)
+    return fn(*args)
+
+
+@pytest.mark.parametrize("row", COMPLEX_ROWS, ids=lambda r: r.name)
+def test_elementwise_complex_matches_numpy(cdev, rng, row):
+    for dt in C_TYPES:
+        x = crand(rng, dt, (5, 7), 0.8 if row.name in ("exp", "expm1", "sinh", "cosh", "tanh",
+                                                      "sin", "cos", "tan", "pow") else 3.0)
+        args = [x] if row.arity == 1 else [x, crand(rng, dt, (7,), 0.8)]
+        if row.name in ("equal", "not_equal"):
+            args[1] = np.where(rng.random((5, 7)) < 0.5, x, args[1][None, :]).astype(dt)
+        with np.errstate(all="ignore"):
+            want = np.asarray(_numpy_ref(row.name, *args))
+        if row.name in ("abs", "real", "imag"):
+            assert want.dtype.kind == "f"  # the real dtype of the precision
+        want = want.astype(want.dtype)
+        got = getattr(pyaccel, row.name)(*[pyaccel.asarray(a, device=cdev) for a in args])
+        rtol = None if row.name not in ("pow", "expm1") else (1e-5 if dt == "complex64" else 1e-12)
+        check(got, want.astype(np.dtype(got.dtype.name)) if want.dtype.kind == "c" else want, rtol)
+    # Python complex scalars on either side are weak
+    x = crand(rng, "complex64", (4,))
+    X = pyaccel.asarray(x, device=cdev)
+    check(X * (2 - 1j), x * np.complex64(2 - 1j))
+    check((0.5 + 1j) - X, np.complex64(0.5 + 1j) - x)
+
+
+def test_complex_special_cases(cdev):
+    """Where NumPy differs from the Array API's special cases, the namespace follows the standard."""
+    inf, nan = np.inf, np.nan
+    z = np.array([complex(-0.0, 0.0), complex(inf, 0.0), complex(-inf, inf), complex(inf, nan),
+                  complex(-inf, nan), complex(nan, 0.0)])
+    got = pyaccel.expm1(pyaccel.asarray(z, device=cdev)).to_numpy()
+    want = [0j, complex(inf, 0), complex(-1, 0), complex(inf, nan), complex(-1, 0), complex(nan, 0)]
+    for g, w in zip(got, want, strict=True):
+        for gp, wp in ((g.real, w.real), (g.imag, w.imag)):
+            assert (np.isnan(gp) and np.isnan(wp)) or gp == wp, (got, want)
+    assert not np.signbit(got[0].real)  # expm1(-0 + 0j) is +0 + 0j
+    s = pyaccel.sign(pyaccel.asarray([complex(inf, nan), 3 + 4j, 0j], device=cdev)).to_numpy()
+    assert np.isnan(s[0].real) and np.isnan(s[0].imag) and s[1] == 0.6 + 0.8j and s[2] == 0
+    # log1p near 0 keeps every digit (NumPy's gives 0 for -1e-30)
+    lp = pyaccel.log1p(pyaccel.asarray([-1e-30 + 0j, 1e-10 + 1e-10j], device=cdev)).to_numpy()
+    z1 = 1e-10 + 1e-10j
+    assert lp[0].real == -1e-30 and abs(lp[1] - (z1 - z1 * z1 / 2)) < 1e-12 * abs(z1)
+
+
+@pytest.mark.parametrize("row", REAL_ONLY, ids=lambda r: r.name)
+def test_real_only_functions_refuse_complex(cdev, row):
+    z = pyaccel.asarray([1 + 1j, 2 - 1j], device=cdev)
+    if row.name == "clip":
+        with pytest.raises(TypeError, match="complex64|complex128"):
+            pyaccel.clip(z, 0, 1)
+        return
+    args = [z] * row.arity
+    with pytest.raises(TypeError, match=r"real"):
+        getattr(pyaccel, row.name)(*args)
+    assert (z + 1).tolist() == [2 + 1j, 3 - 1j]  # the device stays usable
+
+
+def test_reductions_sorting_and_linalg(cdev, rng):
+    for dt in C_TYPES:
+        x = crand(rng, dt, (4, 6))
+        X = pyaccel.asarray(x, device=cdev)
+        check(pyaccel.sum(X, axis=1), np.sum(x, axis=1), 1e-5 if dt == "complex64" else None)
+        check(pyaccel.prod(X, axis=0), np.prod(x, axis=0), 1e-5 if dt == "complex64" else None)
+        check(pyaccel.mean(X), np.mean(x), 1e-5 if dt == "complex64" else None)
+        check(pyaccel.cumulative_sum(X, axis=1), np.cumulative_sum(x, axis=1), 1e-5 if dt == "complex64" else None)
+        y = crand(rng, dt, (6, 3))
+        check(X @ pyaccel.asarray(y, device=cdev), x @ y, 1e-5 if dt == "complex64" else None)
+        v = crand(rng, dt, (4, 6))
+        got = pyaccel.vecdot(X, pyaccel.asarray(v, device=cdev))
+        check(got, np.sum(np.conj(x) * v, axis=-1), 1e-5 if dt == "complex64" else None)
+        check(pyaccel.linalg.vecdot(X, X), np.sum(np.abs(x) ** 2, axis=-1).astype(dt), 1e-5)
+        vv = pyaccel.linalg.vecdot(X, X).to_numpy()  # |x|^2: real up to rounding
+        assert np.all(np.abs(vv.imag) <= 1e-6 * vv.real)
+        check(pyaccel.linalg.vector_norm(X, axis=1), np.linalg.norm(x, axis=1), 1e-5)
+    z = pyaccel.asarray([1 + 1j, 2j], device=cdev)
+    for fn in (pyaccel.max, pyaccel.min, pyaccel.argmax, pyaccel.argmin, pyaccel.sort,
+               pyaccel.argsort, pyaccel.var, pyaccel.std):
+        with pytest.raises(TypeError, match="real dtypes"):
+            fn(z)
+
+
+def test_astype_rules(cdev, rng):
+    x = crand(rng, "complex128", (9,))
+    X = pyaccel.asarray(x, device=cdev)
+    check(X.astype(pyaccel.complex64), x.astype(np.complex64), 0)
+    check(X.astype(pyaccel.bool), x != 0, 0)
+    check(pyaccel.asarray([0j, 1j, 1 + 0j], device=cdev).astype(pyaccel.bool),
+          np.array([False, True, True]), 0)
+    for dt in ("float32", "float64", "int32", "uint8"):
+        with pytest.raises(TypeError, match="pyaccel.real"):
+            X.astype(dt)
+    f = rng.standard_normal(5).astype(np.float32)
+    check(pyaccel.asarray(f, device=cdev).astype(pyaccel.complex64), f.astype(np.complex64), 0)
+    b = np.array([True, False])
+    check(pyaccel.asarray(b, device=cdev).astype(pyaccel.complex128), b.astype(np.complex128), 0)
+
+
+def test_scalars_indexing_and_interop(cdev, rng):
+    x = crand(rng, "complex64", (3, 4))
+    X = pyaccel.asarray(x, device=cdev)
+    assert complex(X[1, 2]) == complex(x[1, 2])
+    assert X[1, 2].item() == complex(x[1, 2])
+    with pytest.raises(TypeError, match="complex"):
+        float(X[0, 0])
+    with pytest.raises(TypeError, match="complex"):
+        int(X[0, 0])
+    assert bool(pyaccel.asarray(1j, device=cdev)) and not bool(pyaccel.asarray(0j, device=cdev))
+    check(X[1:, ::2], x[1:, ::2], 0)
+    check(X[pyaccel.asarray([2, 0], device=cdev)], x[[2, 0]], 0)
+    mask = np.abs(x) > 3
+    check(X[pyaccel.asarray(mask, device=cdev)], x[mask], 0)
+    Y = pyaccel.asarray(x, device=cdev)
+    Y[0, 1] = 5 - 2j
+    Y[1] = 1.5
+    want = x.copy()
+    want[0, 1] = 5 - 2j
+    want[1] = 1.5
+    check(Y, want, 0)
+    with pytest.raises(TypeError, match="complex"):
+        pyaccel.asarray([1.0], device=cdev)[0] = 1j
+    c = rng.random((3, 4)) < 0.5
+    check(pyaccel.where(pyaccel.asarray(c, device=cdev), X, 2j), np.where(c, x, np.complex64(2j)), 0)
+    r = rng.standard_normal((1, 4))
+    check(pyaccel.concat([X, pyaccel.asarray(r, device=cdev)]), np.concatenate([x, r]), 0)
+    check(pyaccel.stack([X, X]), np.stack([x, x]), 0)
+    np.testing.assert_array_equal(np.asarray(X), x)
+    if cdev.is_cpu:  # DLPack shares host memory
+        np.testing.assert_array_equal(np.from_dlpack(X), x)
+        check(pyaccel.from_dlpack(x, device=cdev), x, 0)
+    assert "j" in repr(X) and "complex64" in repr(X)
