@@ -81,10 +81,28 @@ def dtype_of_format(fmt: str, itemsize: int) -> DType | None:
     return _BY_KIND_SIZE.get((kind, itemsize))
 
 
+def _f32_ok(v: float) -> float:
+    """A float that struct's 'f' format packs (past float32's range: inf, as NumPy rounds)."""
+    if math.isfinite(v) and abs(v) >= 3.4028235677973366e38:
+        return math.copysign(math.inf, v)
+    if math.isfinite(v) and abs(v) > 3.4028234663852886e38:
+        return math.copysign(3.4028234663852886e38, v)
+    return v
+
+
 def pack(values: list, char: str) -> bytes:
-    """Pack a flat list of Python numbers with a struct/array format char."""
+    """Pack a flat list of Python numbers with a struct/array format char (``F`` / ``D``:
+    complex numbers as (real, imag) float32 / float64 pairs)."""
     if not values:
         return b""
+    if char in ("F", "D"):
+        parts = []
+        for v in values:
+            c = complex(v)
+            parts += [c.real, c.imag]
+        if char == "F":
+            parts = [_f32_ok(x) for x in parts]
+        return pack(parts, "f" if char == "F" else "d")
     if char == "?":
         return bytes(1 if v else 0 for v in values)
     if char == "e":
@@ -100,6 +118,9 @@ def unpack(data: bytes | memoryview, char: str, count: int) -> list:
     """Flat list of Python numbers from packed data."""
     if count == 0:
         return []
+    if char in ("F", "D"):
+        parts = unpack(data, "f" if char == "F" else "d", 2 * count)
+        return [complex(parts[2 * j], parts[2 * j + 1]) for j in range(count)]
     if char == "?":
         return [b != 0 for b in bytes(data[:count])]
     if char == "e":
@@ -142,8 +163,11 @@ def nested(obj: Any, what: str = "asarray") -> tuple[list, tuple[int, ...]]:
     return flat, tuple(shape)
 
 
+_KIND_RANK = {"b": 0, "i": 1, "f": 2, "c": 3}
+
+
 def scalar_kind(values: list, what: str = "asarray") -> str:
-    """'b', 'i' or 'f' for a flat list of Python scalars (the widest wins; empty: 'f')."""
+    """'b', 'i', 'f' or 'c' for a flat list of Python scalars (the widest wins; empty: 'f')."""
     if not values:
         return "f"
     kind = "b"
@@ -151,18 +175,19 @@ def scalar_kind(values: list, what: str = "asarray") -> str:
         if isinstance(v, bool):
             continue
         if isinstance(v, int):
-            kind = "i" if kind == "b" else kind
+            k = "i"
         elif isinstance(v, float):
-            kind = "f"
+            k = "f"
         elif isinstance(v, complex):
-            raise TypeError(f"{what}: complex value {v!r}: pyaccel has no complex dtypes")
+            k = "c"
         else:
             item = getattr(v, "item", None)  # NumPy scalars, 0-d arrays
-            if callable(item):
-                return scalar_kind([item()], what) if kind == "b" else (
-                    "f" if kind == "f" or isinstance(item(), float) else kind)
-            raise TypeError(f"{what}: cannot convert {type(v).__name__} {v!r:.60} to an array element; "
-                            "use Python bool/int/float values")
+            if not callable(item):
+                raise TypeError(f"{what}: cannot convert {type(v).__name__} {v!r:.60} to an array "
+                                "element; use Python bool/int/float/complex values")
+            k = scalar_kind([item()], what)
+        if _KIND_RANK[k] > _KIND_RANK[kind]:
+            kind = k
     return kind
 
 
@@ -171,6 +196,8 @@ def coerce(values: list, dt: DType, what: str = "asarray") -> list:
     out = []
     if dt.kind == "b":
         return [bool(_item(v)) for v in values]
+    if dt.kind == "c":
+        return [complex(_item(v)) for v in values]
     if dt.kind == "f":
         for v in values:
             v = float(_item(v))
@@ -199,7 +226,7 @@ def coerce(values: list, dt: DType, what: str = "asarray") -> list:
 
 
 def _item(v: Any) -> Any:
-    if isinstance(v, (bool, int, float)):
+    if isinstance(v, (bool, int, float, complex)):
         return v
     item = getattr(v, "item", None)
     return item() if callable(item) else v
@@ -221,6 +248,10 @@ def convert_values(values: list, src: DType, dst: DType) -> list:
         return list(values)
     if dst.kind == "b":
         return [bool(v) for v in values]
+    if dst.kind == "c":
+        return [complex(v) for v in values]
+    if src.kind == "c":  # NumPy drops the imaginary part (ComplexWarning)
+        values = [v.real for v in values]
     if dst.kind == "f":
         return coerce([float(v) for v in values], dst)
     out = []

@@ -9,7 +9,9 @@ provider (``device.ops``: NumPy on ``cpu:0``, the WGSL provider on WebGPU device
 
 Storage: the provider's :class:`~pyaccel.dtypes.StorageLayout` of the dtype (the dtype
 table): on ``cpu:0`` NumPy's layout; on WebGPU devices bool is stored as u32 0/1 and
-int8/int16/uint8/uint16 widened to 32 bits; host conversions translate both ways.
+int8/int16/uint8/uint16 widened to 32 bits; host conversions translate both ways. The
+multi-lane dtypes (int64, uint64, float64, complex64, complex128 on WebGPU devices) are
+stored as NumPy's own little-endian bytes, so their transfers are raw copies.
 
 Arrays are made by the namespace functions (``pyaccel.asarray``, ``zeros``, ...);
 ``Array(...)`` raises TypeError, and internal code uses :meth:`Array._new`.
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import math
 import sys
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,7 +30,7 @@ from ._dispatch import OPS as _OPS
 from ._shapes import prod
 from .capabilities import Capability
 from .device import Buffer, Device
-from .dtypes import DType, as_dtype, bool_
+from .dtypes import ALL_DTYPES, DType, as_dtype, bool_, complex64, complex128
 from .errors import BufferFreedError
 from .promotion import (
     check_dtype,
@@ -159,7 +162,10 @@ class Array:
         if np is None:
             raise _no_numpy("to_numpy()")
         want = np.dtype(self._dtype.name)
-        st = np.frombuffer(data, dtype=np.dtype(self._layout().numpy))
+        lay = self._layout()
+        if lay.lanes > 1:  # multi-lane storage: NumPy's little-endian bytes
+            return np.frombuffer(data, dtype=want.newbyteorder("<")).astype(want).reshape(self._shape)
+        st = np.frombuffer(data, dtype=np.dtype(lay.numpy))
         a = st.astype(want) if st.dtype != want else st.copy()
         return a.reshape(self._shape)
 
@@ -180,7 +186,9 @@ class Array:
         return a if dtype is None else a.astype(dtype, copy=False)
 
     def _flat_values(self, data: bytes) -> list:
-        vals = _host.unpack(data, self._layout().char, self.size)
+        lay = self._layout()
+        # multi-lane storage holds the host bytes: unpack with the dtype's own format
+        vals = _host.unpack(data, self._dtype.char if lay.lanes > 1 else lay.char, self.size)
         if self._dtype.kind == "b":
             return [v != 0 for v in vals]
         return vals
@@ -201,8 +209,8 @@ class Array:
     def _host_bytes(self, data: bytes) -> bytes:
         dt = self._dtype
         lay = self._layout()
-        if lay.numpy == dt.name:  # stored in the host layout
-            return data
+        if lay.numpy == dt.name or (lay.lanes > 1 and sys.byteorder == "little"):
+            return data  # stored in the host layout
         np = _host.numpy()
         if np is not None:
             return np.frombuffer(data, dtype=np.dtype(lay.numpy)).astype(np.dtype(dt.name)).tobytes()
@@ -224,8 +232,8 @@ class Array:
         fmt = self._dtype.char
         if self.ndim == 0:
             return mv.cast(fmt) if fmt != "e" else mv
-        if fmt == "e":
-            return mv  # memoryview cannot cast to half floats: raw bytes
+        if fmt in ("e", "F", "D"):
+            return mv  # memoryview cannot cast to half floats or complex: raw bytes
         return mv.cast(fmt, self._shape) if self.size else mv.cast(fmt)
 
     def __buffer__(self, flags: int, /) -> memoryview:  # PEP 688 (Python >= 3.12)
@@ -496,7 +504,8 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
             "pass copy=None (or True)"
         )
     np = _host.numpy()
-    if np is not None and (_host.is_numpy_array(obj) or not isinstance(obj, (list, tuple, bool, int, float))):
+    if np is not None and (_host.is_numpy_array(obj)
+                           or not isinstance(obj, (list, tuple, bool, int, float, complex))):
         try:
             arr = _numpy_input(np, obj)
         except TypeError:
@@ -548,17 +557,22 @@ def _numpy_input(np: Any, obj: Any) -> Any:
 
 
 def _from_numpy_input(np: Any, arr: Any, dev: Device, want: DType | None) -> Array:
-    if arr.dtype.kind not in "biuf":
+    if arr.dtype.kind not in "biufc" or arr.dtype.name not in _NUMPY_NAMES:
         raise TypeError(
-            f"asarray: NumPy dtype {arr.dtype} is not supported; pyaccel arrays hold bool, ints and "
-            "real floats (convert with arr.astype(...))"
+            f"asarray: NumPy dtype {arr.dtype} is not supported; pyaccel arrays hold bool, ints, "
+            "real floats and complex64/complex128 (convert with arr.astype(...))"
         )
     src = as_dtype(arr.dtype.name)
     dt = want or src
     dt = check_dtype(dev, dt, "asarray")
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", getattr(np.exceptions, "ComplexWarning", Warning))
         host = np.ascontiguousarray(arr.astype(np.dtype(dt.name), copy=False))
-        st = host.astype(np.dtype(dev.ops.layout(dt).numpy), copy=False)
+        lay = dev.ops.layout(dt)
+        if lay.lanes > 1:  # multi-lane storage is NumPy's little-endian bytes
+            st = host.astype(host.dtype.newbyteorder("<"), copy=False)
+        else:
+            st = host.astype(np.dtype(lay.numpy), copy=False)
     out = Array._empty(dev, tuple(arr.shape), dt)
     if st.size:
         out._buf.write(np.ascontiguousarray(st))
@@ -567,16 +581,21 @@ def _from_numpy_input(np: Any, arr: Any, dev: Device, want: DType | None) -> Arr
 
 
 
+_NUMPY_NAMES = frozenset(d.name for d in ALL_DTYPES)
+
+
 def _python_dtype(kind: str, dev: Device) -> DType:
     if kind == "b":
         return bool_
     if kind == "i":
         return default_int(dev)
+    if kind == "c":
+        return complex128 if Capability.FLOAT64 in dev.capabilities else complex64
     return default_float(dev)
 
 
 def _from_python(obj: Any, dev: Device, want: DType | None) -> Array:
-    if isinstance(obj, (list, tuple, bool, int, float)) or _is_py_scalar_like(obj):
+    if isinstance(obj, (list, tuple, bool, int, float, complex)) or _is_py_scalar_like(obj):
         flat, shape = _host.nested(obj)
         src_kind = _host.scalar_kind(flat)
         dt = want or _python_dtype(src_kind, dev)
@@ -632,5 +651,6 @@ def _upload_flat(flat: list, shape: tuple[int, ...], dt: DType, dev: Device) -> 
         lay = dev.ops.layout(dt)
         if dt.kind == "b" and lay.char != "?":
             flat = [1 if v else 0 for v in flat]
-        out._buf.write(_host.pack(flat, lay.char))
+        # multi-lane storage holds the host bytes: pack with the dtype's own format
+        out._buf.write(_host.pack(flat, dt.char if lay.lanes > 1 else lay.char))
     return out

@@ -55,7 +55,7 @@ def _coerce_fill(value: Any, dt: DType, what: str) -> Any:
             value = int(value)
         check_scalar_fits(int(value), dt, what)
         return int(value)
-    return float(value)
+    return complex(value) if dt.kind == "c" else float(value)
 
 
 def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:

@@ -3,7 +3,11 @@
 WGSL can store only 32-bit scalars (and f16 with the ``shader-f16`` feature), so
 on WebGPU devices bool is stored as u32 (0/1) and int8/int16/uint8/uint16 are
 stored widened to i32/u32 (results wrap to the narrow type after every op).
-float64/int64/uint64 need :attr:`Capability.FLOAT64` / ``INT64`` (the cpu device).
+float64/int64/uint64 need :attr:`Capability.FLOAT64` / ``INT64`` and complex64/complex128
+:attr:`Capability.COMPLEX`; on WebGPU devices they are multi-lane (``vec2<u32>`` words,
+``vec2<f32>`` / ``vec4<u32>`` pairs, bit-identical to NumPy's little-endian bytes) and their
+arithmetic is emulated in WGSL libraries (``ew_i64``, ``ew_u64``, ``ew_f64``, ``ew_c64``,
+``ew_c128``) named by each row's ``functions`` and ``prefix``.
 
 Adding a dtype (step 7: complex, emulated 64-bit) is a new :class:`DType` singleton and a
 :class:`DTypeRow` here, plus its WGSL function file (``pyaccel/ops/ew_<name>.wgsl``);
@@ -216,6 +220,41 @@ HOST_LAYOUT: dict[DType, StorageLayout] = {d: r.host_layout for d, r in DTYPE_TA
 WGSL_FUNCTIONS: dict[str, str] = {r.wgsl_compute: r.functions for r in DTYPE_TABLE.values()
                                   if r.wgsl_compute is not None and r.functions is not None
                                   and r.prefix is None}
+
+
+# every multi-lane dtype's row (emulated 64-bit types and complex numbers)
+MULTI_LANE: dict[DType, DTypeRow] = {d: r for d, r in DTYPE_TABLE.items() if r.prefix is not None}
+# their library order: a conversion between two of them lives in the later one's library
+# (``f64_from_i64``, ``c128_from_c64``; COMMON.md contract 2)
+MULTI_LANE_ORDER: tuple[DType, ...] = (uint64, int64, float64, complex64, complex128)
+
+# Capabilities a WebGPU device gains for its emulated dtypes (granted by the device impl,
+# ``runtime/webgpu_common.py``).
+WIDE_CAPABILITIES = Capability.INT64 | Capability.FLOAT64 | Capability.COMPLEX
+# Environment switch that grants them before every library exists (tests, other helpers):
+# PYACCEL_EXPERIMENTAL_WIDE=1 (all three) or a comma list of int64, float64, complex.
+WIDE_ENV = "PYACCEL_EXPERIMENTAL_WIDE"
+_WIDE_NAMES = {"int64": Capability.INT64, "float64": Capability.FLOAT64, "complex": Capability.COMPLEX}
+
+
+def experimental_wide() -> Capability:
+    """The emulated-dtype capabilities :data:`WIDE_ENV` enables (NONE when unset)."""
+    import os
+
+    raw = os.environ.get(WIDE_ENV, "").strip().lower()
+    if raw in ("", "0", "false", "no"):
+        return Capability.NONE
+    if raw in ("1", "true", "yes", "all"):
+        return WIDE_CAPABILITIES
+    caps = Capability.NONE
+    for name in raw.split(","):
+        caps |= _WIDE_NAMES.get(name.strip(), Capability.NONE)
+    return caps
+
+
+def is_multi_lane(dt: DType) -> bool:
+    """True for dtypes stored as several 32-bit lanes on WebGPU devices."""
+    return dt in MULTI_LANE
 
 
 def dtypes_for(caps: Capability) -> tuple[DType, ...]:

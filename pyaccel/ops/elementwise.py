@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 import re
 import struct
 from collections.abc import Sequence
@@ -27,7 +28,17 @@ from typing import Any
 
 from .._shapes import contiguous_strides
 from ..device import Buffer, Device
-from ..dtypes import DTYPE_TABLE, WGSL_FUNCTIONS, DType, bool_, float32, int32, uint32
+from ..dtypes import (
+    DTYPE_TABLE,
+    MULTI_LANE,
+    MULTI_LANE_ORDER,
+    WGSL_FUNCTIONS,
+    DType,
+    bool_,
+    float32,
+    int32,
+    uint32,
+)
 from . import launch
 
 MAXD = 8
@@ -35,9 +46,36 @@ _SLOTS = "xyzw"
 _VARS = ("x", "y", "z")
 
 
+# Multi-lane dtypes (emulated 64-bit, complex): their *tag* is the dtype name (several
+# dtypes share one WGSL storage type, e.g. vec2<u32>), their functions' prefix the row's
+# (``i64``), their WGSL type the row's storage type.
+_ML_PREFIX = {d.name: r.prefix.rstrip("_") for d, r in MULTI_LANE.items() if r.prefix}
+_ML_WGSL = {d.name: r.wgsl_storage for d, r in MULTI_LANE.items()}
+_ML_RANK = {d.name: j for j, d in enumerate(MULTI_LANE_ORDER)}
+_ML_LIB = {d.name: r.functions for d, r in MULTI_LANE.items()}
+
+
+def is_wide(tag: str) -> bool:
+    """True for a multi-lane tag (a dtype name such as ``"int64"``)."""
+    return tag in _ML_WGSL
+
+
+def wgsl_type(tag: str) -> str:
+    """The WGSL type of a storage / compute tag (a multi-lane dtype name maps to its storage)."""
+    return _ML_WGSL.get(tag, tag)
+
+
+def storage_tag(dt: DType) -> str:
+    """A buffer operand's storage tag: the WGSL scalar type, or the dtype name (multi-lane)."""
+    return dt.name if dt in MULTI_LANE else dt.wgsl  # type: ignore[return-value]
+
+
 def compute_type(dt: DType) -> str:
-    """The 32-bit WGSL type an op on ``dt`` computes in (the dtype table's ``wgsl_compute``;
-    float16 computes in f32)."""
+    """The tag an op on ``dt`` computes in: the dtype table's 32-bit ``wgsl_compute``
+    (float16 computes in f32), or the dtype name for a multi-lane dtype (``"int64"``:
+    ``vec2<u32>`` words through the ``i64_`` functions)."""
+    if dt in MULTI_LANE:
+        return dt.name
     t = DTYPE_TABLE[dt].wgsl_compute
     if t is not None:
         return t
@@ -49,6 +87,8 @@ def scalar_t32(dt: DType) -> DType:
     (the dtype of ``dt``'s compute type; bool stays bool)."""
     if dt.kind == "b":
         return bool_
+    if dt in MULTI_LANE:
+        return dt  # carried whole in the block's ``wide`` slots
     return {"f32": float32, "i32": int32, "u32": uint32}[compute_type(dt)]
 
 
@@ -56,7 +96,7 @@ def cast_expr(src: DType, dst: DType) -> tuple[str, str, str]:
     """(expression, compute type T, operand conversion) copying ``src`` data into ``dst``."""
     if dst.kind == "b":
         return "x", "u32", "bool"
-    if src.kind == "f" and dst.kind == "u":
+    if src.kind == "f" and dst.kind == "u" and src not in MULTI_LANE and dst not in MULTI_LANE:
         # negative floats wrap like NumPy's casts on common hosts: u32(i32(x))
         return "select(u32(x), u32(i32(x)), x < 0.0)", "f32", "f32"
     t = compute_type(dst)
@@ -95,7 +135,7 @@ class Operand:
     value: Any = None
 
     def key(self) -> tuple:
-        return (self.mode, self.dtype.wgsl if self.mode != "scalar" else compute_type(self.dtype),
+        return (self.mode, storage_tag(self.dtype) if self.mode != "scalar" else compute_type(self.dtype),
                 self.conv)
 
 
@@ -108,6 +148,26 @@ def scalar(value: Any, dtype: DType, conv: str) -> Operand:
     return Operand("scalar", dtype, conv, value=value)
 
 
+def _f32_bits(v: float) -> int:
+    if math.isfinite(v) and abs(v) >= 3.4028235677973366e38:
+        v = math.copysign(math.inf, v)  # past float32's range (plus half an ULP): inf
+    return struct.unpack("<I", struct.pack("<f", v))[0]
+
+
+def scalar_words(value: Any, dtype: DType) -> tuple[int, ...]:
+    """The 32-bit words of a Python scalar in a multi-lane dtype's storage (exact: int64 /
+    uint64 wrap like ``astype``, float64 is the double itself, complex as (real, imag))."""
+    if dtype.kind in "iu":
+        v = int(value) & 0xFFFFFFFFFFFFFFFF
+        return (v & 0xFFFFFFFF, v >> 32)
+    if dtype.kind == "f":
+        return struct.unpack("<2I", struct.pack("<d", float(value)))
+    c = complex(value)
+    if dtype.itemsize == 8:
+        return (_f32_bits(c.real), _f32_bits(c.imag))
+    return struct.unpack("<4I", struct.pack("<2d", c.real, c.imag))
+
+
 def scalar_bits(value: Any, dtype: DType) -> int:
     """32-bit pattern of a Python scalar in the compute type of ``dtype``."""
     t = compute_type(dtype)
@@ -117,15 +177,89 @@ def scalar_bits(value: Any, dtype: DType) -> int:
     return v & 0xFFFFFFFF
 
 
+def _truth(v: str, tag: str) -> str:
+    """WGSL truth value of a multi-lane value (NumPy's ``bool(x)``: -0.0 is False, NaN True)."""
+    if tag == "complex64":
+        return f"any({v} != vec2<f32>(0.0))"
+    if tag == "float64":
+        return f"(({v}.x | ({v}.y & 0x7fffffffu)) != 0u)"
+    if tag == "complex128":
+        return f"((({v}.x | ({v}.y & 0x7fffffffu)) | ({v}.z | ({v}.w & 0x7fffffffu))) != 0u)"
+    return f"any({v} != vec2<u32>(0u))"
+
+
+def convert_call(v: str, src: str, dst: str) -> str:
+    """WGSL converting ``v`` from tag ``src`` to tag ``dst`` where either is multi-lane, through
+    the contract's conversion functions (``i64_from_i32``, ``f64_to_u32``, ``f64_from_i64``)."""
+    S, D = _ML_PREFIX.get(src), _ML_PREFIX.get(dst)
+    if S and D:
+        if _ML_RANK[dst] > _ML_RANK[src]:
+            return f"{D}_from_{S}({v})"
+        return f"{S}_to_{D}({v})"
+    if D:
+        if src == "f16":
+            return f"{D}_from_f32(f32({v}))"
+        return f"{D}_from_{src}({v})"
+    if dst == "f16":
+        return f"f16({S}_to_f32({v}))"
+    return f"{S}_to_{dst}({v})"
+
+
 def _convert(v: str, storage: str, conv: str) -> str:
     if conv == "bool":
+        if storage in _ML_WGSL:
+            return _truth(v, storage)
         if storage in ("f32", "f16"):
             return f"!(f32({v}) == 0.0)"
         zero = "0i" if storage == "i32" else "0u"
         return f"({v} != {zero})"
     if conv == storage:
         return v
+    if storage in _ML_WGSL or conv in _ML_WGSL:
+        return convert_call(v, storage, conv)
     return f"{conv}({v})"
+
+
+def _scalar_raw(k: int, tag: str) -> str:
+    """WGSL reading scalar operand ``k`` (tag ``tag``) from the parameter block."""
+    if tag in _ML_WGSL:
+        st = _ML_WGSL[tag]
+        if st == "vec4<u32>":
+            return f"p.wide[{k}]"
+        if st == "vec2<f32>":
+            return f"bitcast<vec2<f32>>(p.wide[{k}].xy)"
+        return f"p.wide[{k}].xy"
+    return f"bitcast<{tag}>(p.aux.{_SLOTS[k]})"
+
+
+def _requires(lib: str) -> list[str]:
+    """Libraries named on a WGSL library's ``// requires:`` lines."""
+    out = []
+    for line in launch.wgsl_source(lib).splitlines():
+        line = line.strip()
+        if line.startswith("// requires:"):
+            out += [x.strip() for x in line.split(":", 1)[1].split(",") if x.strip()]
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def libraries(code: str) -> tuple[str, ...]:
+    """The multi-lane WGSL libraries ``code`` calls, with their ``// requires:`` closure."""
+    todo = [_ML_LIB[n] for n, pfx in _ML_PREFIX.items()
+            if re.search(rf"\b{pfx}_\w+\(", code)]
+    seen: list[str] = []
+    while todo:
+        lib = todo.pop()
+        if lib in seen:
+            continue
+        seen.append(lib)
+        todo += _requires(lib)
+    return tuple(sorted(seen))
+
+
+def library_source(code: str) -> str:
+    """Concatenated text of the libraries :func:`libraries` finds for ``code``."""
+    return "\n".join(launch.wgsl_source(lib) for lib in libraries(code))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -136,11 +270,11 @@ def source(expr: str, T: str, out_wgsl: str, out_name: str, operands: tuple[tupl
     ``linear``: every buffer operand is read at the output index (``x_k[i]``: contiguous,
     same shape, no offset) so the strided offsets are dead code and loads vectorise.
     """
-    aliases = {"T": T, "R": out_wgsl}
+    aliases = {"T": wgsl_type(T), "R": out_wgsl}
     lines = []
     for k in range(3):
         st = operands[k][1] if k < len(operands) and operands[k][0] != "scalar" else "u32"
-        aliases[f"A{k}"] = st
+        aliases[f"A{k}"] = wgsl_type(st)
     var = 0
     for k, (mode, storage, conv) in enumerate(operands):
         if mode == "index":
@@ -150,7 +284,7 @@ def source(expr: str, T: str, out_wgsl: str, out_name: str, operands: tuple[tupl
         if not re.search(rf"\b{name}\b", expr):
             continue
         if mode == "scalar":
-            raw = f"bitcast<{storage}>(p.aux.{_SLOTS[k]})"
+            raw = _scalar_raw(k, storage)
         elif mode == "gather":
             raw = f"x{k}[o.{_SLOTS[k]} + x{k + 1}[o.{_SLOTS[k + 1]}]]"
         elif linear:
@@ -172,7 +306,7 @@ def source(expr: str, T: str, out_wgsl: str, out_name: str, operands: tuple[tupl
         f"fn dst(i: u32, o: vec4<i32>) -> i32 {{\n    return {dst};\n}}\n"
     )
     body = (launch.wgsl_source(helpers) if helpers else "") + "\n" + launch.wgsl_source("elementwise")
-    return launch.specialize(body + "\n" + gen, **aliases)
+    return launch.specialize(library_source(gen) + "\n" + body + "\n" + gen, **aliases)
 
 
 VEC_MIN = 1024  # elements from which a contiguous kernel handles 4 per invocation
@@ -264,6 +398,8 @@ def collapse(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> tuple[li
 
 
 _AUX = struct.Struct("<4I")
+_WIDE = struct.Struct("<12I")  # wide: array<vec4<u32>, 3>: multi-lane scalar k in wide[k]
+_WIDE0 = _WIDE.pack(*[0] * 12)
 _HEAD = struct.Struct("<4I")
 _TAIL_FMT = "<4I4i32I32i"  # prm | off | shape[8] (.x) | st[8][4]
 _PLANS: dict[tuple, Plan | None] = {}
@@ -286,7 +422,7 @@ class Plan:
         self.pipe = pipe
         self.head = head
         self.tail = tail
-        self.params = head + _AUX.pack(0, 0, 0, 0) + tail if not scal else None
+        self.params = head + _AUX.pack(0, 0, 0, 0) + tail + _WIDE0 if not scal else None
         self.scal = scal  # (operand index, scalar dtype) of every scalar operand
         self.bufs = bufs  # operand indexes of the bound buffers, in binding order
         self.binds = binds  # (binding, size) of out, params, then each bound buffer
@@ -300,9 +436,17 @@ class Plan:
         params = self.params
         if params is None:
             aux = [0, 0, 0, 0]
+            wide = None
             for (k, dt), v in zip(self.scal, values, strict=True):
-                aux[k] = scalar_bits(v, dt)
-            params = self.head + _AUX.pack(*aux) + self.tail
+                if dt in MULTI_LANE:
+                    if wide is None:
+                        wide = [0] * 12
+                    w = scalar_words(v, dt)
+                    wide[4 * k: 4 * k + len(w)] = w
+                else:
+                    aux[k] = scalar_bits(v, dt)
+            params = (self.head + _AUX.pack(*aux) + self.tail
+                      + (_WIDE0 if wide is None else _WIDE.pack(*wide)))
         impl = self.impl
         impl.dispatch_bound(self.pipe, self.key, self.binds, (out, impl.uniform(params), *handles),
                             self.wg)
@@ -352,17 +496,20 @@ def _make_plan(device: Device, expr: str, T: str, out_nbytes: int, out_dtype: DT
     cshape, cst = collapse(shape, all_st)
     if len(cshape) > MAXD:
         return None
-    helpers = _HELPERS[T] if re.search(r"\b[fiu]_\w+\(", expr) else ""
+    helpers = _HELPERS.get(T, "") if re.search(r"\b[fiu]_\w+\(", expr) else ""
     linear = store == "linear" and len(cshape) == 1 and all(
         op.mode == "scalar" or (op.mode == "buf" and op.offset == 0 and cst[k][0] == 1)
         for k, op in enumerate(operands))
     keys = tuple(op.key() for op in operands)
     # 4 elements per invocation: contiguous 32-bit data, a multiple of 4 elements, buffers
     # whose bindings are whole vec4s
+    # (32-bit storage only: multi-lane elements are already 8 or 16 bytes)
     vec = (linear and n >= VEC_MIN and n % 4 == 0 and out_dtype.wgsl != "f16"
+           and out_dtype not in MULTI_LANE and not is_wide(T)
            and out_nbytes % 16 == 0
-           and all(op.mode == "scalar" or (op.dtype.wgsl != "f16" and op.buf is not None
-                                           and op.buf.nbytes % 16 == 0) for op in operands))
+           and all((op.mode == "scalar" and op.dtype not in MULTI_LANE)
+                   or (op.dtype.wgsl != "f16" and op.dtype not in MULTI_LANE
+                       and op.buf is not None and op.buf.nbytes % 16 == 0) for op in operands))
     if vec:
         src, used = vec_source(expr, T, out_dtype.wgsl, out_dtype.name, keys, helpers)
     else:
@@ -389,7 +536,7 @@ def _make_plan(device: Device, expr: str, T: str, out_nbytes: int, out_dtype: DT
         pipe = _PIPES[(impl, src)] = impl.pipeline(src, "main", None, name or "elementwise")
     bufs = tuple(k for k, op in enumerate(operands)
                  if op.mode != "scalar" and op.buf is not None and (2 + k) in used)
-    binds = ((0, launch.binding_size(out_nbytes)), (1, len(head) + _AUX.size + len(tail)),
+    binds = ((0, launch.binding_size(out_nbytes)), (1, len(head) + _AUX.size + len(tail) + _WIDE.size),
              *((2 + k, _bsize(operands[k].buf)) for k in bufs))
     return Plan(impl, pipe, head, tail, tuple(scal), bufs, binds,
                 launch.grid_1d(device, n // 4 if vec else n))

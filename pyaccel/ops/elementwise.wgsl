@@ -6,8 +6,11 @@
 // ops.launch.specialize, the aliases
 //     A0, A1, A2 : storage types of x0, x1, x2 (u32 when unused),
 //     R          : storage type of the output,
-//     T          : compute type of the op (f32 / i32 / u32),
-// one helper library (ew_float / ew_sint / ew_uint.wgsl) and two generated functions:
+//     T          : compute type of the op (f32 / i32 / u32; vec2<u32> / vec2<f32> /
+//                  vec4<u32> for the multi-lane dtypes int64, uint64, float64, complex),
+// one helper library (ew_float / ew_sint / ew_uint.wgsl), the multi-lane libraries the
+// generated code calls (ew_i64, ew_f64, ... with their `// requires:` closure) and two
+// generated functions:
 //     fn compute(i: u32, o: vec4<i32>) -> R   // loads the inputs, applies the op row
 //     fn dst(i: u32, o: vec4<i32>) -> i32     // where element i is stored
 // `o` holds the element offsets of x0, x1, x2 and out for output element i, from a
@@ -26,6 +29,7 @@ struct Params {
     off: vec4<i32>,              // base offsets of x0, x1, x2, out
     shape: array<vec4<u32>, 8>,  // iteration shape: dim d in shape[d].x
     st: array<vec4<i32>, 8>,     // strides of dim d for (x0, x1, x2, out) in st[d]
+    wide: array<vec4<u32>, 3>,   // multi-lane scalar operands (64-bit words, complex parts)
 }
 
 @group(0) @binding(0) var<storage, read_write> out: array<R>;

@@ -16,20 +16,28 @@ into one kernel by nesting them (``let t = <row1>; ... <row2 over t>``).
 
 Compute kinds: ``f`` (float), ``h`` (float16 data computing in f32: falls back to ``f``),
 ``i`` (signed int), ``u`` (unsigned int), ``b`` (bool, stored as u32 0/1; falls back to
-the ``u`` expression when a row has no ``b`` entry).
+the ``u`` expression when a row has no ``b`` entry). Multi-lane dtypes (int64, uint64,
+float64, complex64, complex128 on WebGPU devices) use :meth:`OpDef.wide_expr`: the row's
+generic ``wide`` expression for rows that only move elements, else ``<prefix><name>(x, y)`` from the
+dtype's library (``i64_add`` in ``ew_i64.wgsl``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib import resources
 from types import MappingProxyType
 
-from ..dtypes import WGSL_FUNCTIONS
+from ..dtypes import MULTI_LANE, WGSL_FUNCTIONS
+
+# the multi-lane dtypes' libraries (ew_i64, ew_u64, ew_f64, ew_c64, ew_c128) present here
+_WIDE_LIBS = tuple(lib for lib in dict.fromkeys(r.functions for r in MULTI_LANE.values() if r.functions)
+                   if resources.files(__package__).joinpath(f"{lib}.wgsl").is_file())
 
 # Kernel families and the WGSL files (pyaccel/ops/<name>.wgsl) that implement them.
 FAMILIES: Mapping[str, tuple[str, ...]] = MappingProxyType({
-    "elementwise": ("elementwise", "ew_float", "ew_sint", "ew_uint"),
+    "elementwise": ("elementwise", "ew_float", "ew_sint", "ew_uint", *_WIDE_LIBS),
     "creation": ("elementwise",),  # fill / arange / linspace / eye / tril / triu: generated compute
     "gather": ("elementwise",),  # strided / broadcast / indexed copies (indexing, manipulation)
     "reduction": ("prelude", "reduce", "argreduce"),  # pyaccel.ops.gpu_kernels (prelude.wgsl: shared)
@@ -48,7 +56,7 @@ HELPER_LIBS: Mapping[str, str] = MappingProxyType({
 
 # dtype categories (Array API names) -> dtype kinds accepted ("b" bool, "i", "u", "f")
 CATEGORIES: Mapping[str, str] = MappingProxyType({
-    "any": "biuf",
+    "any": "biufc",  # c: complex64 / complex128
     "numeric": "iuf",
     "real": "iuf",
     "integer": "iu",
@@ -100,10 +108,19 @@ class OpDef:
     tol: str = "exact"
     domain: str = "any"  # test-data hint: any | positive | unit | ge1 | small | trig | shift | nonzero
     doc: str = ""
+    wide: str = ""  # expression for every multi-lane dtype (rows that only move elements), or ""
 
     @property
     def public(self) -> bool:
         return bool(self.module)
+
+    def wide_expr(self, prefix: str) -> str:
+        """WGSL expression of the row for a multi-lane compute dtype (int64, uint64, float64,
+        complex): the row's generic ``wide`` expression (element moves: where, copies, fills), else a
+        call of the dtype library's function ``<prefix><name>(x, y, ...)`` (COMMON contract 2)."""
+        if self.wide:
+            return self.wide
+        return f"{prefix}{self.name}({', '.join(('x', 'y', 'z')[: self.arity])})"
 
     def expr(self, kind: str) -> str | None:
         """WGSL expression for a compute kind (``h``, float16 data, falls back to ``f``;
@@ -118,9 +135,9 @@ class OpDef:
 
 def _ew(name: str, arity: int, dtypes: str, result: str, numpy: str, wgsl: dict[str, str], *,
         args: tuple[str, ...] = (), tol: str = "exact", domain: str = "any", module: str = "pyaccel",
-        family: str = "elementwise", doc: str = "") -> OpDef:
+        family: str = "elementwise", doc: str = "", wide: str = "") -> OpDef:
     return OpDef(name, family, arity, dtypes, result, numpy, MappingProxyType(wgsl), args, module,
-                 tol, domain, doc)
+                 tol, domain, doc, wide)
 
 
 def _f(expr: str) -> dict[str, str]:
@@ -141,7 +158,7 @@ ELEMENTWISE: tuple[OpDef, ...] = (
     # -- arithmetic ------------------------------------------------------------
     _ew("abs", 1, "numeric", "same", "abs", _num("abs(x)", "abs(x)", "x")),
     _ew("negative", 1, "numeric", "same", "negative", _num("-x", "-x", "0u - x")),
-    _ew("positive", 1, "numeric", "same", "positive", _all("x")),
+    _ew("positive", 1, "numeric", "same", "positive", _all("x"), wide="x"),
     _ew("sign", 1, "numeric", "same", "sign", _num("f_sign(x)", "sign(x)", "select(0u, 1u, x > 0u)")),
     _ew("square", 1, "numeric", "same", "square", _all("x * x"), tol="arith"),
     _ew("add", 2, "numeric", "same", "add", _all("x + y"), tol="arith"),
@@ -229,8 +246,8 @@ ELEMENTWISE: tuple[OpDef, ...] = (
     _ew("bitwise_right_shift", 2, "integer", "same", "bitwise_right_shift",
         {"i": "i_right_shift(x, y)", "u": "u_right_shift(x, y)"}, domain="shift"),
     # -- selection / complex parts of real data -----------------------------------------
-    _ew("where", 3, "any", "same23", "where", {"f": "select(z, y, x)", "i": "select(z, y, x)",
-                                                 "u": "select(z, y, x)"}, args=("bool", "T", "T")),
+    _ew("where", 3, "any", "same23", "where", _all("select(z, y, x)"), wide="select(z, y, x)",
+        args=("bool", "T", "T")),
     _ew("conj", 1, "numeric", "same", "conj", _all("x")),
     _ew("real", 1, "numeric", "same", "real", _all("x")),
     _ew("imag", 1, "numeric", "same", "imag", _all("T(0)")),
@@ -239,23 +256,25 @@ ELEMENTWISE: tuple[OpDef, ...] = (
 # Internal kernels of the same skeleton: astype, copies, creation.
 _TRI = "i32(i % p.prm.x) - i32((i / p.prm.x) % p.prm.y)"
 INTERNAL: tuple[OpDef, ...] = (
-    _ew("cast", 1, "any", "target", "astype", _all("x"), module="", family="gather"),
+    _ew("cast", 1, "any", "target", "astype", _all("x"), wide="x", module="", family="gather"),
     _ew("cast_bool", 1, "any", "bool", "astype", {"b": "x"}, args=("bool",), module="",
         family="gather"),
-    _ew("copy", 1, "any", "same", "copy", _all("x"), module="", family="gather"),
-    _ew("fill", 1, "any", "same", "full", _all("x"), module="", family="creation"),
+    _ew("copy", 1, "any", "same", "copy", _all("x"), wide="x", module="", family="gather"),
+    _ew("fill", 1, "any", "same", "full", _all("x"), wide="x", module="", family="creation"),
     _ew("arange_kernel", 2, "real", "same", "arange", _num("x + T(i) * y", "x + T(i) * y",
                                                             "x + T(i) * y"),
         module="", family="creation", tol="arith"),
     _ew("linspace_kernel", 3, "floating", "same", "linspace",
         _f("select(x + T(i) * y, z, i + 1u == p.n)"), module="", family="creation", tol="arith"),
     _ew("eye_kernel", 0, "any", "same", "eye",
-        _all("(i32(i % p.prm.x) - i32(i / p.prm.x)) == bitcast<i32>(p.prm.z)"), module="",
-        family="creation"),
+        _all("(i32(i % p.prm.x) - i32(i / p.prm.x)) == bitcast<i32>(p.prm.z)"),
+        # multi-lane: x is the scalar one of the dtype
+        wide="select(T(0), x, (i32(i % p.prm.x) - i32(i / p.prm.x)) == bitcast<i32>(p.prm.z))",
+        module="", family="creation"),
     _ew("tril", 1, "any", "same", "tril", _all(f"select(T(0), x, {_TRI} <= bitcast<i32>(p.prm.z))"),
-        family="creation"),
+        wide=f"select(T(0), x, {_TRI} <= bitcast<i32>(p.prm.z))", family="creation"),
     _ew("triu", 1, "any", "same", "triu", _all(f"select(T(0), x, {_TRI} >= bitcast<i32>(p.prm.z))"),
-        family="creation"),
+        wide=f"select(T(0), x, {_TRI} >= bitcast<i32>(p.prm.z))", family="creation"),
 )
 
 

@@ -29,6 +29,7 @@ from .._shapes import broadcast_shapes, broadcast_strides, contiguous_strides, p
 from ..array import Array, asarray
 from ..device import Buffer, Device
 from ..dtypes import (
+    MULTI_LANE,
     WGSL_LAYOUT,
     DType,
     StorageLayout,
@@ -53,6 +54,14 @@ _DLPACK_CODES = {"vulkan": 7, "metal": 8, "webgpu": 15}
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _row_expr(row: OpDef, dt: DType) -> str | None:
+    """The row's WGSL expression computing in ``dt`` (multi-lane dtypes: ``row.wide_expr``)."""
+    ml = MULTI_LANE.get(dt)
+    if ml is not None:
+        return row.wide_expr(ml.prefix or "")
+    return row.expr(_k.kind_of(dt))
 
 
 def _locked(method: _F) -> _F:
@@ -164,10 +173,13 @@ class WgslOps:
         if prod(shape) == 0:
             return Array._empty(dev, shape, out_dtype), None
         T = _k.compute_type(cdt) if not row.args or "T" in row.args else "u32"
-        kind = "b" if row.args and all(a == "bool" for a in row.args) else _k.kind_of(cdt)
-        if kind == "f" and cdt.name == "float16":
-            kind = "h"
-        expr = row.expr(kind)
+        if row.args and all(a == "bool" for a in row.args):
+            expr = row.expr("b")
+        elif cdt in MULTI_LANE:
+            expr = _row_expr(row, cdt)
+        else:
+            kind = _k.kind_of(cdt)
+            expr = row.expr("h" if kind == "f" and cdt.name == "float16" else kind)
         if expr is None:
             raise TypeError(f"{name} is not defined for {cdt.name} data")
         ops = []
@@ -198,7 +210,7 @@ class WgslOps:
         if prod(shape) == 0:
             return Array._empty(self.device, shape, dt)
         T = _k.compute_type(dt)
-        expr = row.expr(_k.kind_of(dt))
+        expr = _row_expr(row, dt)
         ops = []
         for a in args:
             if isinstance(a, Array):
@@ -226,6 +238,8 @@ class WgslOps:
         dev, dt = self.device, dtype
         if dt.kind == "b":
             raise TypeError("arange: bool dtype is not supported; use a numeric dtype")
+        if dt in MULTI_LANE:
+            return self._arange_wide(start, stop, step, n, dt)
         out = Array._empty(dev, (n,), dt)
         if n:
             if dt.kind in "iu":
@@ -238,6 +252,22 @@ class WgslOps:
             _k.run(dev, row.expr(_k.kind_of(dt)), T, out._buf, dt,
                    [_k.scalar(cast(start), sdt, T), _k.scalar(cast(step), sdt, T)], [n], name="arange")
         return out
+
+    def _arange_wide(self, start: Any, stop: Any, step: Any, n: int, dt: DType) -> Array:
+        """arange of a multi-lane dtype: NumPy's values, computed on the host and uploaded
+        (exact; creation from Python scalars)."""
+        if dt.kind in "iu" and n:
+            check_scalar_fits(int(start), dt, "arange")
+            check_scalar_fits(int(start + (n - 1) * step), dt, "arange")
+        np = _host.numpy()
+        if np is not None:
+            vals = np.arange(start, stop, step, dtype=np.dtype(dt.name))[:n]
+            if vals.shape[0] == n:
+                return asarray(vals, dtype=dt, device=self.device)
+        if dt.kind in "iu":
+            return asarray([int(start) + j * int(step) for j in range(n)], dtype=dt, device=self.device)
+        delta = (start + step) - start  # NumPy fills start + i * (second - first)
+        return asarray([start + j * delta if j else start for j in range(n)], dtype=dt, device=self.device)
 
     @_locked
     def linspace(self, start: Any, stop: Any, num: int, endpoint: bool, dtype: DType,
@@ -270,7 +300,8 @@ class WgslOps:
         if out.size:
             row = _table.get("eye_kernel")
             T = _k.compute_type(dtype)
-            _k.run(self.device, row.expr(_k.kind_of(dtype)), T, out._buf, dtype, [], [n_rows, n_cols],
+            ops = [_k.scalar(1, dtype, T)] if dtype in MULTI_LANE else []
+            _k.run(self.device, _row_expr(row, dtype), T, out._buf, dtype, ops, [n_rows, n_cols],
                    prm=(n_cols, 0, k, 0), name="eye")
         return out
 
@@ -282,7 +313,7 @@ class WgslOps:
             row = _table.get(name)
             T = _k.compute_type(x.dtype)
             rows, cols = x.shape[-2], x.shape[-1]
-            _k.run(x.device, row.expr(_k.kind_of(x.dtype)), T, out._buf, x.dtype,
+            _k.run(x.device, _row_expr(row, x.dtype), T, out._buf, x.dtype,
                    [_k.buf(x._buf, x.dtype, T)], list(x.shape), prm=(cols, rows, k, 0), name=name)
         return out
 

@@ -37,6 +37,7 @@ from collections import OrderedDict, deque
 from typing import Any
 
 from ..capabilities import Capability, Limits
+from ..dtypes import experimental_wide
 from ..errors import DeviceLostError, KernelCompileError, OutOfDeviceMemoryError
 
 # WebGPU buffer usage bits (identical in wgpu-py and the JS API).
@@ -206,7 +207,8 @@ class GPUDeviceImpl:
         except AttributeError:
             pass
         self.limits = limits
-        self.capabilities = capabilities
+        # emulated 64-bit / complex dtypes (pyaccel.dtypes.WIDE_CAPABILITIES)
+        self.capabilities = capabilities | experimental_wide()
         self.runtime_version = facade.runtime_version
         self._info_lines = info_lines or []
         self._pool: dict[int, list[GPUBuffer]] = {}
