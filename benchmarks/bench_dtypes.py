@@ -76,7 +76,7 @@ def run(device: str = "vulkan:0", quick: bool = False, rounds: int = 5) -> dict[
     target = next((r for r in rows if r["op"] == "add" and r["n"] == big and r["wide"] == "float64"), None)
     out = {"device": device, "machine": machine_info(dev), "rows": rows,
            "target_add_float64_le_3x": None if target is None else target["ratio"] <= 3.0}
-    write_json("dtypes", out)
+    write_json("dtypes.json", out)
     return out
 
 

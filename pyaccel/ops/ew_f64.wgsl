@@ -545,3 +545,509 @@ fn f64_remainder(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     }
     return f64__divmod(a, b).zw;
 }
+
+// ---- transcendental functions (fdlibm's algorithms over the ops above; no loops) -------------
+// Error bounds, measured against NumPy, are in docs/float64.md.
+
+fn f64__one() -> vec2<u32> { return vec2<u32>(0u, 0x3ff00000u); }
+
+// c[0] x^(n-1) + ... + c[n-1] (Horner) over coefficients F64__COEF[start .. start + n), n <= 16:
+// one loop keeps a single copy of multiply and add in the compiled shader (drivers inline every
+// call, so each call site of an op costs its whole code).
+fn f64__t_poly(x: vec2<u32>, start: u32, n: u32) -> vec2<u32> {
+    var acc = F64__COEF[start];
+    for (var k = 1u; k < 16u; k++) {
+        if (k >= n) { break; }
+        acc = f64_add(f64_multiply(acc, x), F64__COEF[start + k]);
+    }
+    return acc;
+}
+
+// x * 2^k, correctly rounded (subnormal results included)
+fn f64_ldexp(x: vec2<u32>, k: i32) -> vec2<u32> {
+    if (!f64_isfinite(x) || f64__iszero(x)) { return x; }
+    return f64__round_pack(f64__sgn(x), f64__exp(x) + clamp(k, -4000, 4000), f64__sig(x));
+}
+
+fn f64_exp(x: vec2<u32>) -> vec2<u32> {
+    if (f64_isnan(x)) { return x; }
+    if (f64_greater(x, vec2<u32>(0xfefa39efu, 0x40862e42u) /* 709.782712893384 */)) { return f64__inf(0u); }
+    if (f64_less(x, vec2<u32>(0xd52d3052u, 0xc0874910u) /* -745.1332191019412 */)) { return vec2<u32>(0u, 0u); }
+    if (f64__ef(x) < 0x3e3u) { return f64_add(f64__one(), x); }  // |x| < 2^-28
+    let kf = f64_round(f64_multiply(x, vec2<u32>(0x652b82feu, 0x3ff71547u) /* 1.4426950408889634 */));
+    let k = f64_to_i32(kf);
+    let hi = f64_subtract(x, f64_multiply(kf, vec2<u32>(0xfee00000u, 0x3fe62e42u) /* 6.93147180369123816490e-01 */));
+    let lo = f64_multiply(kf, vec2<u32>(0x35793c76u, 0x3dea39efu) /* 1.90821492927058770002e-10 */);
+    let r = f64_subtract(hi, lo);
+    let t = f64_multiply(r, r);
+    let c = f64_subtract(r, f64_multiply(t, f64__t_poly(t, 0u, 5u)));
+    let y = f64_subtract(f64__one(), f64_subtract(f64_subtract(lo, f64_divide(f64_multiply(r, c), f64_subtract(vec2<u32>(0x00000000u, 0x40000000u) /* 2.0 */, c))), hi));
+    return f64_ldexp(y, k);
+}
+
+// log pieces of finite positive x: x = 2^k * (1 + f), sqrt(2)/2 <= 1 + f < sqrt(2)
+struct f64__LogParts { dk: vec2<u32>, f: vec2<u32>, hfsq: vec2<u32>, sr: vec2<u32> }
+
+fn f64__log_parts(x: vec2<u32>) -> f64__LogParts {
+    let n = f64__norm52(x);
+    var k = bitcast<i32>(n.z) + 52;
+    var m = vec2<u32>(n.x, (n.y & 0xfffffu) | 0x3ff00000u);  // in [1, 2)
+    if (f64__lt64(vec2<u32>(0x667f3bcdu, 0x3ff6a09eu), m)) { m.y = m.y - 0x100000u; k = k + 1; }
+    let f = f64_subtract(m, f64__one());
+    let s = f64_divide(f, f64_add(vec2<u32>(0x00000000u, 0x40000000u) /* 2.0 */, f));
+    let z = f64_multiply(s, s);
+    let w = f64_multiply(z, z);
+    let t1 = f64_multiply(w, f64__t_poly(w, 5u, 3u));
+    let t2 = f64_multiply(z, f64__t_poly(w, 8u, 4u));
+    let r = f64_add(t2, t1);
+    let hfsq = f64_multiply(f64_multiply(vec2<u32>(0x00000000u, 0x3fe00000u) /* 0.5 */, f), f);
+    return f64__LogParts(f64_from_i32(k), f, hfsq, f64_multiply(s, f64_add(hfsq, r)));
+}
+
+// special cases of log-like functions at x: 0 -> -inf, < 0 -> NaN, +inf -> +inf, NaN
+fn f64__log_special(x: vec2<u32>) -> bool {
+    return f64_isnan(x) || f64__iszero(x) || f64_signbit(x) || f64_isinf(x);
+}
+fn f64__log_special_value(x: vec2<u32>) -> vec2<u32> {
+    if (f64_isnan(x)) { return x; }
+    if (f64__iszero(x)) { return f64__inf(0x80000000u); }
+    if (f64_signbit(x)) { return f64__nan(); }
+    return x;
+}
+
+fn f64_log(x: vec2<u32>) -> vec2<u32> {
+    if (f64__log_special(x)) { return f64__log_special_value(x); }
+    let p = f64__log_parts(x);
+    return f64_subtract(f64_multiply(p.dk, vec2<u32>(0xfee00000u, 0x3fe62e42u) /* 6.93147180369123816490e-01 */),
+             f64_subtract(f64_subtract(p.hfsq, f64_add(p.sr, f64_multiply(p.dk, vec2<u32>(0x35793c76u, 0x3dea39efu) /* 1.90821492927058770002e-10 */))), p.f));
+}
+
+fn f64_log2(x: vec2<u32>) -> vec2<u32> {
+    if (f64__log_special(x)) { return f64__log_special_value(x); }
+    let p = f64__log_parts(x);
+    // log(1 + f) = hi + lo with hi = f - hfsq rounded to 32 bits (as fdlibm's e_log2)
+    let hi0 = f64_subtract(p.f, p.hfsq);
+    let hi = vec2<u32>(0u, hi0.y);
+    let lo = f64_add(f64_subtract(f64_subtract(p.f, hi), p.hfsq), p.sr);
+    let vhi = f64_multiply(hi, vec2<u32>(0x65200000u, 0x3ff71547u) /* 1.44269504072144627571e+00 */);
+    let vlo = f64_add(f64_multiply(f64_add(lo, hi), vec2<u32>(0x2eefa200u, 0x3de705fcu) /* 1.67517131648865118353e-10 */), f64_multiply(lo, vec2<u32>(0x65200000u, 0x3ff71547u) /* 1.44269504072144627571e+00 */));
+    let y = p.dk;
+    let w = f64_add(y, vhi);
+    return f64_add(w, f64_add(vlo, f64_add(f64_subtract(y, w), vhi)));
+}
+
+fn f64_log10(x: vec2<u32>) -> vec2<u32> {
+    if (f64__log_special(x)) { return f64__log_special_value(x); }
+    let p = f64__log_parts(x);
+    let hi0 = f64_subtract(p.f, p.hfsq);
+    let hi = vec2<u32>(0u, hi0.y);
+    let lo = f64_add(f64_subtract(f64_subtract(p.f, hi), p.hfsq), p.sr);
+    let vhi = f64_multiply(hi, vec2<u32>(0x15200000u, 0x3fdbcb7bu) /* 4.34294481878168880939e-01 */);
+    let vlo = f64_add(f64_multiply(f64_add(lo, hi), vec2<u32>(0xca9aadd5u, 0x3dbb9438u) /* 2.50829467116452752298e-11 */), f64_multiply(lo, vec2<u32>(0x15200000u, 0x3fdbcb7bu) /* 4.34294481878168880939e-01 */));
+    let y2 = f64_multiply(p.dk, vec2<u32>(0x509f6000u, 0x3fd34413u) /* 3.01029995663611771306e-01 */);
+    let vlo2 = f64_add(vlo, f64_multiply(p.dk, vec2<u32>(0x11f12b36u, 0x3d59fef3u) /* 3.69423907715893078616e-13 */));
+    let w = f64_add(y2, vhi);
+    return f64_add(w, f64_add(vlo2, f64_add(f64_subtract(y2, w), vhi)));
+}
+
+// log(v), or log1p(v) = log(u) * v / (u - 1) with u = 1 + v (Kahan) when is1p: one copy of log
+fn f64__log_or_log1p(v: vec2<u32>, is1p: bool) -> vec2<u32> {
+    let u = select(v, f64_add(f64__one(), v), is1p);
+    let l = f64_log(u);
+    if (!is1p || f64_isnan(v) || f64_isinf(v) || f64__log_special(u)) { return l; }
+    if (f64_equal(u, f64__one())) { return v; }
+    return f64_multiply(l, f64_divide(v, f64_subtract(u, f64__one())));
+}
+
+fn f64_log1p(x: vec2<u32>) -> vec2<u32> {
+    if (f64_isnan(x)) { return x; }
+    return f64__log_or_log1p(x, true);
+}
+
+// expm1: fdlibm's s_expm1 (argument reduction by k ln2, a rational approximation, exact
+// reconstruction)
+fn f64_expm1(x0: vec2<u32>) -> vec2<u32> {
+    if (f64_isnan(x0)) { return x0; }
+    if (f64_greater(x0, vec2<u32>(0xfefa39efu, 0x40862e42u) /* 709.782712893384 */)) { return f64__inf(0u); }
+    if (f64_less(x0, vec2<u32>(0x9f1af2b1u, 0xc043687au) /* -38.816242111356935 */)) { return vec2<u32>(0x00000000u, 0xbff00000u) /* -1.0 */; }  // 56 ln2: expm1 rounds to -1
+    if (f64__ef(x0) < 0x3c9u) { return x0; }  // |x| < 2^-54
+    let ax = f64_abs(x0);
+    var k = 0;
+    var x = x0;
+    var c = vec2<u32>(0u, 0u);
+    if (f64_greater(ax, vec2<u32>(0xfefa39efu, 0x3fd62e42u) /* 0.34657359027997264 */)) {  // |x| > ln2 / 2: x = k ln2 + hi - lo
+        let kf = f64_round(f64_multiply(x0, vec2<u32>(0x652b82feu, 0x3ff71547u) /* 1.4426950408889634 */));
+        k = f64_to_i32(kf);
+        let hi = f64_subtract(x0, f64_multiply(kf, vec2<u32>(0xfee00000u, 0x3fe62e42u) /* 6.93147180369123816490e-01 */));
+        let lo = f64_multiply(kf, vec2<u32>(0x35793c76u, 0x3dea39efu) /* 1.90821492927058770002e-10 */);
+        x = f64_subtract(hi, lo);
+        c = f64_subtract(f64_subtract(hi, x), lo);
+    }
+    let hfx = f64_multiply(vec2<u32>(0x00000000u, 0x3fe00000u) /* 0.5 */, x);
+    let hxs = f64_multiply(x, hfx);
+    let r1 = f64__t_poly(hxs, 34u, 6u);
+    let t = f64_subtract(vec2<u32>(0x00000000u, 0x40080000u) /* 3.0 */, f64_multiply(r1, hfx));
+    var e = f64_multiply(hxs, f64_divide(f64_subtract(r1, t), f64_subtract(vec2<u32>(0x00000000u, 0x40180000u) /* 6.0 */, f64_multiply(x, t))));
+    if (k == 0) { return f64_subtract(x, f64_subtract(f64_multiply(x, e), hxs)); }
+    e = f64_subtract(f64_subtract(f64_multiply(x, f64_subtract(e, c)), c), hxs);
+    if (k == -1) { return f64_subtract(f64_multiply(vec2<u32>(0x00000000u, 0x3fe00000u) /* 0.5 */, f64_subtract(x, e)), vec2<u32>(0x00000000u, 0x3fe00000u) /* 0.5 */); }
+    if (k == 1) {
+        if (f64_less(x, vec2<u32>(0x00000000u, 0xbfd00000u) /* -0.25 */)) { return f64_multiply(vec2<u32>(0x00000000u, 0xc0000000u) /* -2.0 */, f64_subtract(e, f64_add(x, vec2<u32>(0x00000000u, 0x3fe00000u) /* 0.5 */))); }
+        return f64_add(f64__one(), f64_multiply(vec2<u32>(0x00000000u, 0x40000000u) /* 2.0 */, f64_subtract(x, e)));
+    }
+    if (k <= -2 || k > 56) {
+        let y = f64_subtract(f64__one(), f64_subtract(e, x));
+        return f64_subtract(f64_ldexp(y, k), f64__one());
+    }
+    if (k < 20) {
+        let t2 = vec2<u32>(0u, 0x3ff00000u - (0x200000u >> u32(k)));  // 1 - 2^-k
+        return f64_ldexp(f64_subtract(t2, f64_subtract(e, x)), k);
+    }
+    let t3 = vec2<u32>(0u, u32(0x3ff - k) << 20u);  // 2^-k
+    return f64_ldexp(f64_add(f64_subtract(x, f64_add(e, t3)), f64__one()), k);
+}
+
+// cosh, sinh, tanh: fdlibm's case split, each with one exp and/or one expm1 call site
+fn f64_cosh(x: vec2<u32>) -> vec2<u32> {
+    if (f64_isnan(x)) { return x; }
+    let a = f64_abs(x);
+    if (f64_less(a, vec2<u32>(0xfefa39efu, 0x3fd62e42u) /* 0.34657359027997264 */)) {  // ln2 / 2: 1 + t^2 / (2 (1 + t)), t = expm1(|x|)
+        let t = f64_expm1(a);
+        let w = f64_add(f64__one(), t);
+        return f64_add(f64__one(), f64_divide(f64_multiply(t, t), f64_add(w, w)));
+    }
+    let big = !f64_less(a, vec2<u32>(0xfefa39efu, 0x40862e42u) /* 709.782712893384 */);
+    let e = f64_exp(select(a, f64_multiply(vec2<u32>(0x00000000u, 0x3fe00000u) /* 0.5 */, a), big));
+    if (f64_less(a, vec2<u32>(0x00000000u, 0x40360000u) /* 22.0 */)) { return f64_add(f64_multiply(vec2<u32>(0x00000000u, 0x3fe00000u) /* 0.5 */, e), f64_divide(vec2<u32>(0x00000000u, 0x3fe00000u) /* 0.5 */, e)); }
+    if (!big) { return f64_multiply(vec2<u32>(0x00000000u, 0x3fe00000u) /* 0.5 */, e); }
+    return f64_multiply(f64_multiply(vec2<u32>(0x00000000u, 0x3fe00000u) /* 0.5 */, e), e);
+}
+
+fn f64_sinh(x: vec2<u32>) -> vec2<u32> {
+    if (!f64_isfinite(x)) { return x; }
+    let h = f64_copysign(vec2<u32>(0x00000000u, 0x3fe00000u) /* 0.5 */, x);
+    let a = f64_abs(x);
+    if (f64_less(a, vec2<u32>(0x00000000u, 0x40360000u) /* 22.0 */)) {
+        if (f64__ef(x) < 0x3e3u) { return x; }
+        let t = f64_expm1(a);
+        if (f64_less(a, f64__one())) { return f64_multiply(h, f64_subtract(f64_multiply(vec2<u32>(0x00000000u, 0x40000000u) /* 2.0 */, t), f64_divide(f64_multiply(t, t), f64_add(t, f64__one())))); }
+        return f64_multiply(h, f64_add(t, f64_divide(t, f64_add(t, f64__one()))));
+    }
+    let big = !f64_less(a, vec2<u32>(0xfefa39efu, 0x40862e42u) /* 709.782712893384 */);
+    let e = f64_exp(select(a, f64_multiply(vec2<u32>(0x00000000u, 0x3fe00000u) /* 0.5 */, a), big));
+    if (!big) { return f64_multiply(h, e); }
+    return f64_multiply(f64_multiply(h, e), e);
+}
+
+fn f64_tanh(x: vec2<u32>) -> vec2<u32> {
+    if (f64_isnan(x)) { return x; }
+    let a = f64_abs(x);
+    if (!f64_less(a, vec2<u32>(0x00000000u, 0x40360000u) /* 22.0 */)) { return f64_copysign(f64__one(), x); }
+    if (f64__ef(x) < 0x3c8u) { return x; }
+    let ge1 = !f64_less(a, f64__one());
+    let t = f64_expm1(f64_multiply(select(vec2<u32>(0x00000000u, 0xc0000000u) /* -2.0 */, vec2<u32>(0x00000000u, 0x40000000u) /* 2.0 */, ge1), a));
+    var z: vec2<u32>;
+    if (ge1) { z = f64_subtract(f64__one(), f64_divide(vec2<u32>(0x00000000u, 0x40000000u) /* 2.0 */, f64_add(t, vec2<u32>(0x00000000u, 0x40000000u) /* 2.0 */))); }
+    else { z = f64_divide(f64_negative(t), f64_add(t, vec2<u32>(0x00000000u, 0x40000000u) /* 2.0 */)); }
+    return f64_copysign(z, x);
+}
+
+fn f64_asinh(x: vec2<u32>) -> vec2<u32> {
+    if (!f64_isfinite(x) || f64__ef(x) < 0x3e3u) { return x; }
+    let a = f64_abs(x);
+    let huge = f64_greater(a, vec2<u32>(0x00000000u, 0x41b00000u) /* 268435456.0 */);
+    let t = f64_multiply(a, a);
+    let q = f64_sqrt(f64_add(t, f64__one()));
+    var v: vec2<u32>;
+    if (huge) { v = a; }
+    else if (f64_greater(a, vec2<u32>(0x00000000u, 0x40000000u) /* 2.0 */)) { v = f64_add(f64_multiply(vec2<u32>(0x00000000u, 0x40000000u) /* 2.0 */, a), f64_divide(f64__one(), f64_add(q, a))); }
+    else { v = f64_add(a, f64_divide(t, f64_add(f64__one(), q))); }
+    var w = f64__log_or_log1p(v, !huge && !f64_greater(a, vec2<u32>(0x00000000u, 0x40000000u) /* 2.0 */));
+    if (huge) { w = f64_add(w, vec2<u32>(0xfefa39efu, 0x3fe62e42u) /* 6.93147180559945286227e-01 */); }
+    return f64_copysign(w, x);
+}
+
+fn f64_acosh(x: vec2<u32>) -> vec2<u32> {
+    if (f64_isnan(x)) { return x; }
+    if (f64_less(x, f64__one())) { return f64__nan(); }
+    if (f64_isinf(x)) { return x; }
+    let huge = f64_greater(x, vec2<u32>(0x00000000u, 0x41b00000u) /* 268435456.0 */);
+    let gt2 = f64_greater(x, vec2<u32>(0x00000000u, 0x40000000u) /* 2.0 */);
+    let t = f64_subtract(x, f64__one());
+    let q = f64_sqrt(select(f64_add(f64_multiply(vec2<u32>(0x00000000u, 0x40000000u) /* 2.0 */, t), f64_multiply(t, t)), f64_subtract(f64_multiply(x, x), f64__one()), gt2));
+    var v: vec2<u32>;
+    if (huge) { v = x; }
+    else if (gt2) { v = f64_subtract(f64_multiply(vec2<u32>(0x00000000u, 0x40000000u) /* 2.0 */, x), f64_divide(f64__one(), f64_add(x, q))); }
+    else { v = f64_add(t, q); }
+    let w = f64__log_or_log1p(v, !gt2);
+    return select(w, f64_add(w, vec2<u32>(0xfefa39efu, 0x3fe62e42u) /* 6.93147180559945286227e-01 */), huge);
+}
+
+fn f64_atanh(x: vec2<u32>) -> vec2<u32> {
+    if (f64_isnan(x)) { return x; }
+    let a = f64_abs(x);
+    if (f64_greater(a, f64__one())) { return f64__nan(); }
+    if (f64_equal(a, f64__one())) { return f64__inf(f64__sgn(x)); }
+    if (f64__ef(x) < 0x3e3u) { return x; }
+    let t2 = f64_add(a, a);
+    let om = f64_subtract(f64__one(), a);
+    let v = select(f64_divide(t2, om), f64_add(t2, f64_divide(f64_multiply(t2, a), om)), f64_less(a, vec2<u32>(0x00000000u, 0x3fe00000u) /* 0.5 */));
+    return f64_copysign(f64_multiply(vec2<u32>(0x00000000u, 0x3fe00000u) /* 0.5 */, f64__log_or_log1p(v, true)), x);
+}
+
+// NumPy's logaddexp: max(x, y) + log1p(exp(-|x - y|))
+fn f64_logaddexp(x: vec2<u32>, y: vec2<u32>) -> vec2<u32> {
+    if (f64_equal(x, y)) { return f64_add(x, vec2<u32>(0xfefa39efu, 0x3fe62e42u) /* 6.93147180559945286227e-01 */); }
+    let d = f64_subtract(x, y);
+    if (f64_isnan(d)) { return f64__nan(); }
+    let m = select(y, x, f64_greater(d, vec2<u32>(0u, 0u)));
+    return f64_add(m, f64_log1p(f64_exp(f64_negative(f64_abs(d)))));
+}
+
+// hypot: sqrt(a^2 + b^2) scaled by a power of two so that nothing overflows or underflows
+fn f64_hypot(x: vec2<u32>, y: vec2<u32>) -> vec2<u32> {
+    if (f64_isinf(x) || f64_isinf(y)) { return f64__inf(0u); }
+    if (f64_isnan(x) || f64_isnan(y)) { return f64__nan(); }
+    var a = f64_abs(x);
+    var b = f64_abs(y);
+    if (f64_less(a, b)) { let t = a; a = b; b = t; }
+    if (f64__iszero(b)) { return a; }
+    let e = f64__exp(a) + 52 - i32(f64__clz64(f64__sig(a))) + 11;  // a in [2^e, 2^(e+1))
+    let as_ = f64_ldexp(a, -e);
+    let bs = f64_ldexp(b, -e);
+    return f64_ldexp(f64_sqrt(f64_add(f64_multiply(as_, as_), f64_multiply(bs, bs))), e);
+}
+
+// pow: NumPy's (C99) special cases; |x|^y = exp(y * log|x|) (see docs/float64.md for its
+// error, which grows with |y log x|)
+fn f64__is_int(x: vec2<u32>) -> bool { return f64_isfinite(x) && all(f64_trunc(x) == x); }
+fn f64__is_odd_int(x: vec2<u32>) -> bool {
+    if (!f64__is_int(x) || f64__ef(x) > 1075u || f64__ef(x) < 1023u) { return false; }
+    return (f64__shr64(f64__sig(x), u32(1075 - i32(f64__ef(x)))).x & 1u) == 1u;
+}
+
+fn f64_pow(x: vec2<u32>, y: vec2<u32>) -> vec2<u32> {
+    if (f64__iszero(y)) { return f64__one(); }
+    if (all(x == f64__one())) { return f64__one(); }
+    if (f64_isnan(x) || f64_isnan(y)) { return f64__nan(); }
+    let odd = f64__is_odd_int(y);
+    let ax = f64_abs(x);
+    if (f64_isinf(y)) {
+        if (f64_equal(ax, f64__one())) { return f64__one(); }
+        let big = f64_less(f64__one(), ax);
+        return select(vec2<u32>(0u, 0u), f64__inf(0u), big != f64_signbit(y));
+    }
+    let rs = select(0u, f64__sgn(x), odd);
+    if (f64__iszero(x) || f64_isinf(x)) {
+        let inf_result = f64__iszero(x) == f64_signbit(y);
+        return select(f64__zero(rs), f64__inf(rs), inf_result);
+    }
+    if (f64_signbit(x) && !f64__is_int(y)) { return f64__nan(); }
+    let l = f64_log(ax);
+    let r = f64_exp(f64_multiply(y, l));
+    return vec2<u32>(r.x, r.y | rs);
+}
+
+// ---- trigonometric ------------------------------------------------------------------------------
+
+// x - n pi/2 as y0 + y1 (fdlibm's medium Cody-Waite case, 33 + 33 + 33 bits of pi/2): accurate
+// for |x| < 2^20 pi/2; the quadrant n is returned in .w (as bits of an i32).
+struct f64__Rem { y0: vec2<u32>, y1: vec2<u32>, n: i32 }
+
+fn f64__rem_pio2(x: vec2<u32>) -> f64__Rem {
+    let fnv = f64_round(f64_multiply(x, vec2<u32>(0x6dc9c883u, 0x3fe45f30u) /* 6.36619772367581382433e-01 */));
+    let n = f64_to_i32(fnv);
+    var r = f64_subtract(x, f64_multiply(fnv, vec2<u32>(0x54400000u, 0x3ff921fbu) /* 1.57079632673412561417e+00 */));
+    var w = f64_multiply(fnv, vec2<u32>(0x1a626331u, 0x3dd0b461u) /* 6.07710050650619224932e-11 */);
+    var y0 = f64_subtract(r, w);
+    let j = i32(f64__ef(x));
+    if (j - i32(f64__ef(y0)) > 16) {
+        let t = r;
+        w = f64_multiply(fnv, vec2<u32>(0x1a600000u, 0x3dd0b461u) /* 6.07710050630396597660e-11 */);
+        r = f64_subtract(t, w);
+        w = f64_subtract(f64_multiply(fnv, vec2<u32>(0x2e037073u, 0x3ba3198au) /* 2.02226624879595063154e-21 */), f64_subtract(f64_subtract(t, r), w));
+        y0 = f64_subtract(r, w);
+        if (j - i32(f64__ef(y0)) > 49) {
+            let t2 = r;
+            w = f64_multiply(fnv, vec2<u32>(0x2e000000u, 0x3ba3198au) /* 2.02226624871116645580e-21 */);
+            r = f64_subtract(t2, w);
+            w = f64_subtract(f64_multiply(fnv, vec2<u32>(0x252049c1u, 0x397b839au) /* 8.47842766036889956997e-32 */), f64_subtract(f64_subtract(t2, r), w));
+            y0 = f64_subtract(r, w);
+        }
+    }
+    let y1 = f64_subtract(f64_subtract(r, y0), w);
+    return f64__Rem(y0, y1, n);
+}
+
+fn f64__ksin(x: vec2<u32>, y: vec2<u32>) -> vec2<u32> {
+    let z = f64_multiply(x, x);
+    let v = f64_multiply(z, x);
+    let r = f64__t_poly(z, 12u, 5u);
+    return f64_subtract(x, f64_subtract(f64_subtract(f64_multiply(z, f64_subtract(f64_multiply(vec2<u32>(0x00000000u, 0x3fe00000u) /* 0.5 */, y), f64_multiply(v, r))), y), f64_multiply(v, vec2<u32>(0x55555549u, 0xbfc55555u) /* -1.66666666666666324348e-01 */)));
+}
+
+fn f64__kcos(x: vec2<u32>, y: vec2<u32>) -> vec2<u32> {
+    let z = f64_multiply(x, x);
+    let r = f64_multiply(z, f64__t_poly(z, 17u, 6u));
+    let hz = f64_multiply(vec2<u32>(0x00000000u, 0x3fe00000u) /* 0.5 */, z);
+    let w = f64_subtract(f64__one(), hz);
+    return f64_add(w, f64_add(f64_subtract(f64_subtract(f64__one(), w), hz), f64_subtract(f64_multiply(z, r), f64_multiply(x, y))));
+}
+
+fn f64__reduce(x: vec2<u32>) -> f64__Rem {
+    if (f64_less(f64_abs(x), vec2<u32>(0x54442d18u, 0x3fe921fbu) /* 0.7853981633974483 */)) {
+        return f64__Rem(x, vec2<u32>(0u, 0u), 0);
+    }
+    return f64__rem_pio2(x);
+}
+
+fn f64_sin(x: vec2<u32>) -> vec2<u32> {
+    if (!f64_isfinite(x)) { return f64__nan(); }
+    if (f64__ef(x) < 0x3e4u) { return x; }  // |x| < 2^-27
+    let r = f64__reduce(x);
+    let q = r.n & 3;
+    let v = select(f64__ksin(r.y0, r.y1), f64__kcos(r.y0, r.y1), (q & 1) == 1);
+    return select(v, f64_negative(v), q >= 2);
+}
+
+fn f64_cos(x: vec2<u32>) -> vec2<u32> {
+    if (!f64_isfinite(x)) { return f64__nan(); }
+    if (f64__ef(x) < 0x3e4u) { return f64__one(); }
+    let r = f64__reduce(x);
+    let q = r.n & 3;
+    let v = select(f64__kcos(r.y0, r.y1), f64__ksin(r.y0, r.y1), (q & 1) == 1);
+    return select(v, f64_negative(v), q == 1 || q == 2);
+}
+
+fn f64_tan(x: vec2<u32>) -> vec2<u32> {
+    if (!f64_isfinite(x)) { return f64__nan(); }
+    if (f64__ef(x) < 0x3e4u) { return x; }
+    let r = f64__reduce(x);
+    let s = f64__ksin(r.y0, r.y1);
+    let c = f64__kcos(r.y0, r.y1);
+    return select(f64_divide(s, c), f64_negative(f64_divide(c, s)), (r.n & 1) == 1);
+}
+
+fn f64_atan(x: vec2<u32>) -> vec2<u32> {
+    if (f64_isnan(x)) { return x; }
+    let a = f64_abs(x);
+    if (f64__ef(x) >= 0x441u) { return f64_copysign(vec2<u32>(0x54442d18u, 0x3ff921fbu) /* 1.57079632679489655800e+00 */, x); }
+    if (f64__ef(x) < 0x3e3u) { return x; }
+    var id = -1;
+    var t = a;
+    if (!f64_less(a, vec2<u32>(0x00000000u, 0x3fdc0000u) /* 0.4375 */)) {
+        if (f64_less(a, vec2<u32>(0x00000000u, 0x3ff30000u) /* 1.1875 */)) {
+            if (f64_less(a, vec2<u32>(0x00000000u, 0x3fe60000u) /* 0.6875 */)) { id = 0; t = f64_divide(f64_subtract(f64_multiply(vec2<u32>(0x00000000u, 0x40000000u) /* 2.0 */, a), f64__one()), f64_add(vec2<u32>(0x00000000u, 0x40000000u) /* 2.0 */, a)); }
+            else { id = 1; t = f64_divide(f64_subtract(a, f64__one()), f64_add(a, f64__one())); }
+        } else {
+            if (f64_less(a, vec2<u32>(0x00000000u, 0x40038000u) /* 2.4375 */)) { id = 2; t = f64_divide(f64_subtract(a, vec2<u32>(0x00000000u, 0x3ff80000u) /* 1.5 */), f64_add(f64__one(), f64_multiply(vec2<u32>(0x00000000u, 0x3ff80000u) /* 1.5 */, a))); }
+            else { id = 3; t = f64_divide(vec2<u32>(0x00000000u, 0xbff00000u) /* -1.0 */, a); }
+        }
+    }
+    let z = f64_multiply(t, t);
+    let w = f64_multiply(z, z);
+    let s1 = f64_multiply(z, f64__t_poly(w, 23u, 6u));
+    let s2 = f64_multiply(w, f64__t_poly(w, 29u, 5u));
+    if (id < 0) { return f64_copysign(f64_subtract(t, f64_multiply(t, f64_add(s1, s2))), x); }
+    var hi = vec2<u32>(0x0561bb4fu, 0x3fddac67u) /* 4.63647609000806093515e-01 */;
+    var lo = vec2<u32>(0x222f65e2u, 0x3c7a2b7fu) /* 2.26987774529616870924e-17 */;
+    if (id == 1) { hi = vec2<u32>(0x54442d18u, 0x3fe921fbu) /* 7.85398163397448278999e-01 */; lo = vec2<u32>(0x33145c07u, 0x3c81a626u) /* 3.06161699786838301793e-17 */; }
+    if (id == 2) { hi = vec2<u32>(0xd281f69bu, 0x3fef730bu) /* 9.82793723247329054082e-01 */; lo = vec2<u32>(0x7af0cbbdu, 0x3c700788u) /* 1.39033110312309984516e-17 */; }
+    if (id == 3) { hi = vec2<u32>(0x54442d18u, 0x3ff921fbu) /* 1.57079632679489655800e+00 */; lo = vec2<u32>(0x33145c07u, 0x3c91a626u) /* 6.12323399573676603587e-17 */; }
+    let zz = f64_subtract(hi, f64_subtract(f64_subtract(f64_multiply(t, f64_add(s1, s2)), lo), t));
+    return f64_copysign(zz, x);
+}
+
+fn f64_atan2(y: vec2<u32>, x: vec2<u32>) -> vec2<u32> {
+    if (f64_isnan(x) || f64_isnan(y)) { return f64__nan(); }
+    let pi = vec2<u32>(0x54442d18u, 0x400921fbu) /* 3.1415926535897931160e+00 */;
+    let pi_lo = vec2<u32>(0x33145c07u, 0x3ca1a626u) /* 1.2246467991473531772e-16 */;
+    let pi2 = vec2<u32>(0x54442d18u, 0x3ff921fbu) /* 1.5707963267948965580e+00 */;
+    let sy = f64__sgn(y);
+    let m = select(0u, 1u, sy != 0u) | select(0u, 2u, f64_signbit(x));
+    if (f64__iszero(y)) {
+        if (m < 2u) { return y; }
+        return f64_copysign(pi, y);
+    }
+    if (f64__iszero(x)) { return f64_copysign(pi2, y); }
+    if (f64_isinf(x)) {
+        if (f64_isinf(y)) {
+            let v = select(vec2<u32>(0x54442d18u, 0x3fe921fbu) /* 7.8539816339744827900e-01 */, vec2<u32>(0x7f3321d2u, 0x4002d97cu) /* 2.3561944901923448370e+00 */, m >= 2u);
+            return f64_copysign(v, y);
+        }
+        return select(f64__zero(sy), f64_copysign(pi, y), m >= 2u);
+    }
+    if (f64_isinf(y)) { return f64_copysign(pi2, y); }
+    let k = i32(f64__ef(y)) - i32(f64__ef(x));
+    var z: vec2<u32>;
+    var mm = m;
+    if (k > 60) {
+        z = f64_add(pi2, f64_multiply(vec2<u32>(0x00000000u, 0x3fe00000u) /* 0.5 */, pi_lo));
+        mm = m & 1u;
+    } else if (m >= 2u && k < -60) {
+        z = vec2<u32>(0u, 0u);
+    } else {
+        z = f64_atan(f64_abs(f64_divide(y, x)));
+    }
+    if (mm == 0u) { return z; }
+    if (mm == 1u) { return f64_negative(z); }
+    if (mm == 2u) { return f64_subtract(pi, f64_subtract(z, pi_lo)); }
+    return f64_subtract(f64_subtract(z, pi_lo), pi);
+}
+
+fn f64_asin(x: vec2<u32>) -> vec2<u32> {
+    if (f64_isnan(x)) { return x; }
+    if (f64_greater(f64_abs(x), f64__one())) { return f64__nan(); }
+    if (f64__ef(x) < 0x3e3u) { return x; }
+    return f64_atan2(x, f64_sqrt(f64_multiply(f64_subtract(f64__one(), x), f64_add(f64__one(), x))));
+}
+
+fn f64_acos(x: vec2<u32>) -> vec2<u32> {
+    if (f64_isnan(x)) { return x; }
+    if (f64_greater(f64_abs(x), f64__one())) { return f64__nan(); }
+    return f64_multiply(vec2<u32>(0x00000000u, 0x40000000u) /* 2.0 */, f64_atan2(f64_sqrt(f64_subtract(f64__one(), x)), f64_sqrt(f64_add(f64__one(), x))));
+}
+
+// Polynomial coefficients (fdlibm's), highest degree first; see f64__t_poly.
+var<private> F64__COEF: array<vec2<u32>, 40> = array<vec2<u32>, 40>(
+    vec2<u32>(0x72bea4d0u, 0x3e663769u),  // EXP[0] 4.1381367970572385e-08
+    vec2<u32>(0xc5d26bf1u, 0xbebbbd41u),  // EXP[1] -1.6533902205465252e-06
+    vec2<u32>(0xaf25de2cu, 0x3f11566au),  // EXP[2] 6.613756321437934e-05
+    vec2<u32>(0x16bebd93u, 0xbf66c16cu),  // EXP[3] -0.0027777777777015593
+    vec2<u32>(0x5555553eu, 0x3fc55555u),  // EXP[4] 0.16666666666666602
+    vec2<u32>(0xd078c69fu, 0x3fc39a09u),  // LG_EVEN[0] 0.15313837699209373
+    vec2<u32>(0x1d8e78afu, 0x3fcc71c5u),  // LG_EVEN[1] 0.22222198432149784
+    vec2<u32>(0x9997fa04u, 0x3fd99999u),  // LG_EVEN[2] 0.3999999999940942
+    vec2<u32>(0xdf3e5244u, 0x3fc2f112u),  // LG_ODD[0] 0.14798198605116586
+    vec2<u32>(0x96cb03deu, 0x3fc74664u),  // LG_ODD[1] 0.1818357216161805
+    vec2<u32>(0x94229359u, 0x3fd24924u),  // LG_ODD[2] 0.2857142874366239
+    vec2<u32>(0x55555593u, 0x3fe55555u),  // LG_ODD[3] 0.6666666666666735
+    vec2<u32>(0x5acfd57cu, 0x3de5d93au),  // SIN[0] 1.58969099521155e-10
+    vec2<u32>(0x8a2b9cebu, 0xbe5ae5e6u),  // SIN[1] -2.5050760253406863e-08
+    vec2<u32>(0x57b1fe7du, 0x3ec71de3u),  // SIN[2] 2.7557313707070068e-06
+    vec2<u32>(0x19c161d5u, 0xbf2a01a0u),  // SIN[3] -0.0001984126982985795
+    vec2<u32>(0x1110f8a6u, 0x3f811111u),  // SIN[4] 0.00833333333332249
+    vec2<u32>(0xbe8838d4u, 0xbda8fae9u),  // COS[0] -1.1359647557788195e-11
+    vec2<u32>(0xbdb4b1c4u, 0x3e21ee9eu),  // COS[1] 2.087572321298175e-09
+    vec2<u32>(0x809c52adu, 0xbe927e4fu),  // COS[2] -2.7557314351390663e-07
+    vec2<u32>(0x19cb1590u, 0x3efa01a0u),  // COS[3] 2.480158728947673e-05
+    vec2<u32>(0x16c15177u, 0xbf56c16cu),  // COS[4] -0.001388888888887411
+    vec2<u32>(0x5555554cu, 0x3fa55555u),  // COS[5] 0.0416666666666666
+    vec2<u32>(0xe322da11u, 0x3f90ad3au),  // ATAN_EVEN[0] 0.016285820115365782
+    vec2<u32>(0x24760debu, 0x3fa97b4bu),  // ATAN_EVEN[1] 0.049768779946159324
+    vec2<u32>(0xa0d03d51u, 0x3fb10d66u),  // ATAN_EVEN[2] 0.06661073137387531
+    vec2<u32>(0xc54c206eu, 0x3fb745cdu),  // ATAN_EVEN[3] 0.09090887133436507
+    vec2<u32>(0x920083ffu, 0x3fc24924u),  // ATAN_EVEN[4] 0.14285714272503466
+    vec2<u32>(0x5555550du, 0x3fd55555u),  // ATAN_EVEN[5] 0.3333333333333293
+    vec2<u32>(0x2c6a6c2fu, 0xbfa2b444u),  // ATAN_ODD[0] -0.036531572744216916
+    vec2<u32>(0x52defd9au, 0xbfadde2du),  // ATAN_ODD[1] -0.058335701337905735
+    vec2<u32>(0xaf749a6du, 0xbfb3b0f2u),  // ATAN_ODD[2] -0.0769187620504483
+    vec2<u32>(0xfe231671u, 0xbfbc71c6u),  // ATAN_ODD[3] -0.11111110405462356
+    vec2<u32>(0x9998ebc4u, 0xbfc99999u),  // ATAN_ODD[4] -0.19999999999876483
+    vec2<u32>(0x6e09c32du, 0xbe8afdb7u),  // EXPM1[0] -2.0109921818362437e-07
+    vec2<u32>(0x86e65239u, 0x3ed0cfcau),  // EXPM1[1] 4.008217827329362e-06
+    vec2<u32>(0x9eaadbb7u, 0xbf14ce19u),  // EXPM1[2] -7.93650757867488e-05
+    vec2<u32>(0x19fe5585u, 0x3f5a01a0u),  // EXPM1[3] 0.0015873015872548146
+    vec2<u32>(0x111110f4u, 0xbfa11111u),  // EXPM1[4] -0.03333333333333313
+    vec2<u32>(0x00000000u, 0x3ff00000u),  // EXPM1[5] 1.0
+);

@@ -59,9 +59,6 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 _I64, _U64, _F64, _C64, _C128 = "int64", "uint64", "float64", "complex64", "complex128"
 _WIDE = frozenset({_I64, _U64, _F64, _C64, _C128})
-_F64_TRANSCENDENTAL = frozenset({
-    "exp", "expm1", "log", "log1p", "log2", "log10", "logaddexp", "sin", "cos", "tan", "asin", "acos",
-    "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "hypot", "pow"})
 
 # COMMON contract 3, the host path: (op, dtype) pairs with no WGSL kernel yet on WebGPU
 # devices. They read the operands back, compute with NumPy (the cpu provider: exact, the
@@ -71,11 +68,9 @@ _F64_TRANSCENDENTAL = frozenset({
 # tests/unit/test_host_path.py pins this table and checks that every entry is taken (and
 # nothing else), so it only shrinks knowingly. Documented in docs/arrays.md.
 HOST_PATH: dict[str, frozenset[str]] = {
-    **{name: frozenset({_F64}) for name in _F64_TRANSCENDENTAL},
     "sum": frozenset({_C64, _C128}), "prod": frozenset({_C64, _C128}),
     "mean": frozenset({_C64, _C128}), "cumulative_sum": frozenset({_C64, _C128}),
-    "var": frozenset({_F64}),
-    "matmul": frozenset({_C64, _C128}), "softmax": frozenset({_F64}), "logsumexp": frozenset({_F64}),
+    "matmul": frozenset({_C64, _C128}),
 }
 # reductions a pairwise tree of elementwise passes runs for multi-lane dtypes: op -> row
 _TREE_OPS = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum"}
@@ -670,6 +665,17 @@ class WgslOps:
         hd = _host_dtype("var", x.dtype, dtype)
         if hd is not None:
             return self._host("var", hd, "var", x, axes, shape, correction, dtype)
+        if dtype in MULTI_LANE or x.dtype in MULTI_LANE:  # NumPy's two passes, as trees
+            src = x if x.dtype is dtype else self.astype(x, dtype)
+            xx, outer, n, inner = self._layout3(src, axes)
+            x3 = _manip.reshape(xx, (outer, n, inner))
+            if n == 0:
+                return self.fill(Array._empty(self.device, shape, dtype), math.nan)
+            mean = _ew.divide(_manip.reshape(self._tree(x3, outer, n, inner, "add", dtype), (outer, 1, inner)),
+                              float(n))
+            d = _ew.subtract(x3, mean)
+            ss = self._tree(_ew.multiply(d, d), outer, n, inner, "add", dtype)
+            return _manip.reshape(_ew.divide(ss, float(max(n - correction, 0))), shape)
         xx, outer, n, inner = self._layout3(x, axes)
         buf = _gk.var_axis(x.device, xx._buf, xx.dtype, outer, n, inner, correction=float(correction),
                            out_dt=dtype)
@@ -784,6 +790,17 @@ class WgslOps:
         hd = _host_dtype("softmax", x.dtype)
         if hd is not None:
             return self._host("softmax", hd, "softmax", x, axis)
+        if x.dtype in MULTI_LANE:  # exp(x - max) / sum(...), the reductions as trees
+            xx = x if axis == x.ndim - 1 else _manip.moveaxis(x, axis, -1)
+            rows, n = prod(xx.shape[:-1]), xx.shape[-1]
+            if rows * n == 0:
+                return self.astype(x, x.dtype)
+            x3 = _manip.reshape(xx, (rows, n, 1))
+            m = _manip.reshape(self._tree(x3, rows, n, 1, "maximum", x.dtype), (rows, 1, 1))
+            e = _ew.exp(_ew.subtract(x3, m))
+            s = _manip.reshape(self._tree(e, rows, n, 1, "add", x.dtype), (rows, 1, 1))
+            r = _manip.reshape(_ew.divide(e, s), xx.shape)
+            return r if axis == x.ndim - 1 else _manip.moveaxis(r, -1, axis)
         last = axis == x.ndim - 1
         xx = x if last else _manip.moveaxis(x, axis, -1)
         buf = _gk.softmax_rows(x.device, xx._buf, xx.dtype, prod(xx.shape[:-1]), xx.shape[-1])
@@ -795,6 +812,18 @@ class WgslOps:
         hd = _host_dtype("logsumexp", x.dtype)
         if hd is not None:
             return self._host("logsumexp", hd, "logsumexp", x, axis, keepdims)
+        if x.dtype in MULTI_LANE:  # log(sum(exp(x - m))) + m, m the finite max (else 0)
+            xx = x if axis == x.ndim - 1 else _manip.moveaxis(x, axis, -1)
+            rows, n = prod(xx.shape[:-1]), xx.shape[-1]
+            shape = x.shape[:axis] + ((1,) if keepdims else ()) + x.shape[axis + 1:]
+            if rows == 0 or n == 0:
+                return self.fill(Array._empty(self.device, shape, x.dtype), -math.inf)
+            x3 = _manip.reshape(xx, (rows, n, 1))
+            m = _manip.reshape(self._tree(x3, rows, n, 1, "maximum", x.dtype), (rows, 1, 1))
+            m = _ew.where(_ew.isfinite(m), m, 0.0)
+            s = self._tree(_ew.exp(_ew.subtract(x3, m)), rows, n, 1, "add", x.dtype)
+            r = _ew.add(_ew.log(s), _manip.reshape(m, (rows, 1)))
+            return _manip.reshape(r, shape)
         xx = x if axis == x.ndim - 1 else _manip.moveaxis(x, axis, -1)
         buf = _gk.logsumexp_rows(x.device, xx._buf, xx.dtype, prod(xx.shape[:-1]), xx.shape[-1])
         shape = x.shape[:axis] + ((1,) if keepdims else ()) + x.shape[axis + 1:]
