@@ -13,13 +13,16 @@ class Capability(enum.Flag):
     F16 = enum.auto()  # WGSL f16 (WebGPU feature "shader-f16")
     SUBGROUPS = enum.auto()  # subgroup operations ("subgroups"/"subgroup")
     TIMESTAMP_QUERY = enum.auto()  # GPU timestamps ("timestamp-query")
-    FLOAT64 = enum.auto()  # float64 arrays (cpu only: WGSL has no f64 storage)
-    INT64 = enum.auto()  # int64/uint64 arrays (cpu only)
+    FLOAT64 = enum.auto()  # float64 arrays (native on cpu; emulated over u32 words on WebGPU devices)
+    INT64 = enum.auto()  # int64/uint64 arrays (native on cpu; emulated on WebGPU devices)
     UNIFIED_MEMORY = enum.auto()  # host and device share memory (cpu, software adapters)
     SOFTWARE = enum.auto()  # a CPU implementation of a GPU API (lavapipe, llvmpipe, SwiftShader)
     DATA_DEPENDENT_SHAPES = enum.auto()  # unique/nonzero/boolean masks produce arrays
     KERNELS_RUN_REFERENCE = enum.auto()  # custom kernels run their NumPy reference (cpu)
     COMPLEX = enum.auto()  # complex64/complex128 arrays
+    # the 64-bit dtypes are emulated in WGSL (WebGPU devices): exact, but several times
+    # slower than their 32-bit peers; pyaccel.set_dtype_policy("downcast") opts into those
+    EMULATED_64 = enum.auto()
 
     # Aliases in the spelling the issue/docs use.
     f16 = F16

@@ -246,13 +246,21 @@ MULTI_LANE: dict[DType, DTypeRow] = {d: r for d, r in DTYPE_TABLE.items() if r.p
 # (``f64_from_i64``, ``c128_from_c64``; COMMON.md contract 2)
 MULTI_LANE_ORDER: tuple[DType, ...] = (uint64, int64, float64, complex64, complex128)
 
-# Capabilities a WebGPU device gains for its emulated dtypes (granted by the device impl,
-# ``runtime/webgpu_common.py``).
+# Capabilities of the emulated dtypes (all of them; see GPU_WIDE for what GPUs are granted).
 WIDE_CAPABILITIES = Capability.INT64 | Capability.FLOAT64 | Capability.COMPLEX
-# Environment switch that grants them before every library exists (tests, other helpers):
+# What every WebGPU device is granted (``runtime/webgpu_common.py``): the emulated dtypes
+# whose libraries are complete, plus EMULATED_64 (they are emulated: exact, slower).
+GPU_WIDE = Capability.INT64 | Capability.FLOAT64 | Capability.EMULATED_64
+# Environment switch that grants more (a library in progress; tests, other helpers):
 # PYACCEL_EXPERIMENTAL_WIDE=1 (all three) or a comma list of int64, float64, complex.
 WIDE_ENV = "PYACCEL_EXPERIMENTAL_WIDE"
 _WIDE_NAMES = {"int64": Capability.INT64, "float64": Capability.FLOAT64, "complex": Capability.COMPLEX}
+
+
+def gpu_wide() -> Capability:
+    """The emulated-dtype capabilities a WebGPU device has: :data:`GPU_WIDE` plus what
+    :data:`WIDE_ENV` enables."""
+    return GPU_WIDE | experimental_wide()
 
 
 def experimental_wide() -> Capability:

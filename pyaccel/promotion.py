@@ -4,19 +4,22 @@ functions (``result_type``, ``can_cast``, ``finfo``, ``iinfo``, ``isdtype``).
 
 Device dtypes come from the dtype table (:data:`pyaccel.dtypes.DTYPE_TABLE`) and the
 device's capability flags: ``cpu:0`` (FLOAT64, INT64, F16) holds every dtype (NumPy).
-WebGPU devices hold bool, int8/16/32,
-uint8/16/32 and float32, plus float16 when ``Capability.F16`` is set. 64-bit dtypes do
-not exist there: asking for one raises :class:`~pyaccel.UnsupportedDTypeError` unless the
-*downcast* policy is on (``pyaccel.set_dtype_policy("downcast")`` or the environment
-variable ``PYACCEL_DTYPE_POLICY=downcast``), which maps float64 -> float32,
-int64 -> int32 and uint64 -> uint32 (values converted like ``astype``).
+WebGPU devices hold bool, int8/16/32, uint8/16/32, float32, and int64/uint64/float64
+emulated over 32-bit words (``Capability.INT64 | FLOAT64 | EMULATED_64``), plus float16
+when ``Capability.F16`` is set. The *downcast* policy (``pyaccel.set_dtype_policy("downcast")``
+or the environment variable ``PYACCEL_DTYPE_POLICY=downcast``) maps float64 -> float32,
+int64 -> int32 and uint64 -> uint32 (values converted like ``astype``) on devices that
+emulate or lack them; a device without a dtype and without that policy raises
+:class:`~pyaccel.UnsupportedDTypeError`.
 
 Promotion follows NumPy 2 (which extends the Array API table to mixed kinds): so
 ``cpu:0`` results always have NumPy's dtype. Python scalars are *weak* (NEP 50 / the
 Array API): ``int8_array + 1`` is int8, ``int_array + 1.5`` is the device's default
 float, and an int scalar that does not fit the array's dtype raises OverflowError.
 Default dtypes: float64 / int64 where the device has ``Capability.FLOAT64`` / ``INT64``
-(cpu), else float32 / int32 (WebGPU devices).
+(cpu, and WebGPU devices, which emulate them: ``Capability.EMULATED_64``), else float32 /
+int32. On a device with ``EMULATED_64`` the downcast policy is the opt-in fast path: defaults
+become float32 / int32 and explicit 64-bit dtypes map to their 32-bit peers.
 
 Complex (``Capability.COMPLEX``): complex with anything gives the complex dtype whose parts
 hold both (complex64 + float64 -> complex128, as NumPy); a Python complex scalar is weak
@@ -97,10 +100,21 @@ def supports(device: Device, dtype: DType) -> bool:
     return DTYPE_TABLE[dtype].supported_by(device.capabilities)
 
 
+def _downcasting(device: Device) -> bool:
+    """True where the downcast policy maps 64-bit dtypes to 32 bits on ``device``: devices
+    that emulate them (``Capability.EMULATED_64``) or lack them."""
+    caps = device.capabilities
+    if Capability.EMULATED_64 not in caps and Capability.FLOAT64 in caps:
+        return False
+    return get_dtype_policy() == "downcast"
+
+
 def check_dtype(device: Device, dtype: Any, what: str = "") -> DType:
     """``dtype`` as a DType the device holds (applying the downcast policy) or raise."""
     d = as_dtype(dtype)
     if supports(device, d):
+        if d in _DOWN and Capability.EMULATED_64 in device.capabilities and _downcasting(device):
+            return _DOWN[d]  # the opt-in fast path on devices that emulate 64-bit types
         return d
     if d in _DOWN and get_dtype_policy() == "downcast":
         return _DOWN[d]
@@ -126,20 +140,27 @@ def check_dtype(device: Device, dtype: Any, what: str = "") -> DType:
     )
 
 
+def _wide_default(device: Device, cap: Capability) -> bool:
+    caps = device.capabilities
+    if cap not in caps:
+        return False
+    return Capability.EMULATED_64 not in caps or get_dtype_policy() != "downcast"
+
+
 def default_float(device: Device) -> DType:
-    return float64 if Capability.FLOAT64 in device.capabilities else float32
+    return float64 if _wide_default(device, Capability.FLOAT64) else float32
 
 
 def default_int(device: Device) -> DType:
-    return int64 if Capability.INT64 in device.capabilities else int32
+    return int64 if _wide_default(device, Capability.INT64) else int32
 
 
 def default_uint(device: Device) -> DType:
-    return uint64 if Capability.INT64 in device.capabilities else uint32
+    return uint64 if _wide_default(device, Capability.INT64) else uint32
 
 
 def index_dtype(device: Device) -> DType:
-    return int64 if Capability.INT64 in device.capabilities else int32
+    return int64 if _wide_default(device, Capability.INT64) else int32
 
 
 def default_complex(device: Device) -> DType:

@@ -56,7 +56,7 @@ from typing import Any, TypeVar
 
 from ..capabilities import Capability
 from ..device import Buffer, Device
-from ..dtypes import DType, bool_, float32, int32
+from ..dtypes import MULTI_LANE, DType, bool_, float32, int32
 from ..errors import OutOfDeviceMemoryError, UnsupportedDTypeError
 from .launch import grid_1d, pack, specialize, wgsl_source
 
@@ -168,6 +168,11 @@ def _check_gpu(device: Device, what: str) -> None:
 
 def _wgsl(device: Device, dt: DType, what: str) -> str:
     t = dt.wgsl
+    if dt in MULTI_LANE:
+        raise UnsupportedDTypeError(
+            f"{what}: dtype {dt.name} is stored as several 32-bit lanes ({t}); these kernels take "
+            "32-bit (or f16) data: the array namespace runs multi-lane dtypes through elementwise "
+            "passes (WgslOps) instead")
     if t is None:
         raise UnsupportedDTypeError(
             f"{what}: dtype {dt.name} has no WebGPU storage type; use float32/int32/uint32 "
@@ -571,6 +576,161 @@ def matmul_naive(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M:
     return _matmul(device, a, b, dt, batch, M, K, N, a_batch_stride, b_batch_stride, "naive")
 
 
+_WIDE_MM = """
+struct P {{ M: u32, K: u32, N: u32, count: u32, k0: u32, k1: u32, sa: u32, sb: u32 }}
+@group(0) @binding(0) var<storage, read_write> out: array<{R}>;
+@group(0) @binding(1) var<uniform> p: P;
+@group(0) @binding(2) var<storage, read> A: array<{R}>;
+@group(0) @binding(3) var<storage, read> B: array<{R}>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {{
+    let idx = gid.x + gid.y * (nwg.x * 64u);
+    if (idx >= p.count) {{ return; }}
+    let mn = p.M * p.N;
+    let b = idx / mn;
+    let r = idx % mn;
+    let i = r / p.N;
+    let j = r % p.N;
+    let a0 = b * p.sa + i * p.K;
+    let b0 = b * p.sb + j;
+    var acc = select({R}(0), out[idx], p.k0 > 0u);
+    for (var k = p.k0; k < p.k1; k++) {{
+        acc = {pfx}add(acc, {pfx}multiply(A[a0 + k], B[b0 + k * p.N]));
+    }}
+    out[idx] = acc;
+}}
+"""
+WIDE_MM_CHUNK = 1024  # K steps per dispatch (<< MAX_LOOP; keeps each dispatch short)
+
+
+def _bind(buf: Buffer) -> int:
+    """Binding size of a whole buffer: a 16-byte multiple within its pooled allocation."""
+    return min(max(16, (buf.nbytes + 15) & ~15), buf.handle.size)
+
+
+@_locked
+def matmul_wide(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int, K: int, N: int,
+                a_batch_stride: int, b_batch_stride: int) -> Buffer:
+    """Same contract as :func:`matmul` for a multi-lane dtype (int64, uint64, float64, ...):
+    one thread per output element summing ``<prefix>add(acc, <prefix>multiply(a, b))`` in
+    k order, K split over dispatches of :data:`WIDE_MM_CHUNK` steps (each accumulates into
+    the output). Integers wrap exactly; float64 sums in k order (NumPy's BLAS blocks it)."""
+    from .elementwise import library_source  # (elementwise imports nothing of this module)
+
+    _check_gpu(device, "matmul")
+    _dims("matmul", batch=batch, M=M, K=K, N=N)
+    row = MULTI_LANE[dt]
+    R, pfx = row.wgsl_storage, row.prefix
+    size = int(row.wgsl_layout.itemsize)  # type: ignore[union-attr]
+    count = batch * M * N
+    out = device.malloc(count * size)
+    if count == 0:
+        return out
+    body = _WIDE_MM.format(R=R, pfx=pfx)
+    src = library_source(body) + "\n" + body
+    impl = device.impl
+    pipe = impl.pipeline(src, "main", None, f"matmul_{dt.name}")
+    grid = _threads(device, count, 64)
+    if K == 0:
+        zero = pack("8I", M, 0, N, count, 0, 0, 0, 0)
+        entries = [(0, out.handle, 0, _bind(out)), (1, impl.uniform(zero), 0, len(zero)),
+                   (2, a.handle, 0, _bind(a)), (3, b.handle, 0, _bind(b))]
+        impl.dispatch(pipe, entries, grid)
+        return out
+    for k0 in range(0, K, WIDE_MM_CHUNK):
+        k1 = min(K, k0 + WIDE_MM_CHUNK)
+        params = pack("8I", M, K, N, count, k0, k1, a_batch_stride, b_batch_stride)
+        entries = [(0, out.handle, 0, _bind(out)), (1, impl.uniform(params), 0, len(params)),
+                   (2, a.handle, 0, _bind(a)), (3, b.handle, 0, _bind(b))]
+        impl.dispatch(pipe, entries, grid)
+    return out
+
+
+_WIDE_SORT = """
+struct P {{ n: u32, P: u32, count: u32, k: u32, j: u32, desc: u32, pad0: u32, pad1: u32 }}
+@group(0) @binding(0) var<storage, read_write> keys: array<{R}>;
+@group(0) @binding(1) var<uniform> p: P;
+@group(0) @binding(2) var<storage, read_write> idx: array<u32>;
+
+fn nan_(v: {R}) -> bool {{ return {isnan}; }}
+
+// does (v, i) come before (w, j)? Ascending: NaN last; descending: NaN first (NumPy's
+// stable descending = the flip of the stable ascending sort of the reversed row); ties by
+// original index; padding (index >= n) after everything
+fn before(v: {R}, i: u32, w: {R}, j: u32) -> bool {{
+    if (i >= p.n) {{ return false; }}
+    if (j >= p.n) {{ return true; }}
+    let nv = nan_(v);
+    let nw = nan_(w);
+    if (nv != nw) {{ return select(nw, nv, p.desc == 1u); }}
+    if (!nv) {{
+        if (p.desc == 1u) {{
+            if ({pfx}less(w, v)) {{ return true; }}
+            if ({pfx}less(v, w)) {{ return false; }}
+        }} else {{
+            if ({pfx}less(v, w)) {{ return true; }}
+            if ({pfx}less(w, v)) {{ return false; }}
+        }}
+    }}
+    return i < j;
+}}
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {{
+    let t = gid.x + gid.y * (nwg.x * 64u);
+    if (t >= p.count) {{ return; }}
+    let i = t % p.P;
+    let l = i ^ p.j;
+    if (l <= i) {{ return; }}
+    let a = t;
+    let b = t - i + l;
+    let up = (i & p.k) == 0u;
+    let va = keys[a];
+    let vb = keys[b];
+    let ia = idx[a];
+    let ib = idx[b];
+    let swap = select(before(va, ia, vb, ib), before(vb, ib, va, ia), up);
+    if (swap) {{
+        keys[a] = vb;
+        keys[b] = va;
+        idx[a] = ib;
+        idx[b] = ia;
+    }}
+}}
+"""
+
+
+@_locked
+def sort_wide(device: Device, keys: Buffer, idx: Buffer, dt: DType, rows: int, n: int, P: int,
+              descending: bool) -> None:
+    """Sort, in place, ``rows`` rows of ``P`` (a power of two >= n) multi-lane keys with their
+    u32 original indices (``idx``, 0..P-1 per row; positions >= n are padding) by bitonic
+    compare-exchange passes, one dispatch each (log2(P) * (log2(P) + 1) / 2 of them, no
+    loops). The order is total (value, then original index), so the result is the stable
+    sort; NaN last ascending, first descending (NumPy's flip-of-reversed order)."""
+    from .elementwise import library_source
+
+    _check_gpu(device, "sort")
+    row = MULTI_LANE[dt]
+    R, pfx = row.wgsl_storage, row.prefix
+    isnan = f"{pfx}isnan(v)" if dt.kind in "fc" else "false"
+    body = _WIDE_SORT.format(R=R, pfx=pfx, isnan=isnan)
+    src = library_source(body) + "\n" + body
+    impl = device.impl
+    pipe = impl.pipeline(src, "main", None, f"sort_{dt.name}")
+    count = rows * P
+    grid = _threads(device, count, 64)
+    k = 2
+    while k <= P:
+        j = k // 2
+        while j >= 1:
+            params = pack("8I", n, P, count, k, j, int(bool(descending)), 0, 0)
+            impl.dispatch(pipe, [(0, keys.handle, 0, _bind(keys)), (1, impl.uniform(params), 0, len(params)),
+                                 (2, idx.handle, 0, _bind(idx))], grid)
+            j //= 2
+        k *= 2
+
+
 # ---------------------------------------------------------------------------
 # softmax / logsumexp
 # ---------------------------------------------------------------------------
@@ -689,5 +849,5 @@ def sort_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, descendi
 
 __all__ = [
     "REDUCE_OPS", "cumsum_axis", "logsumexp_rows", "matmul", "matmul_naive", "mean_axis",
-    "reduce_axis", "softmax_rows", "sort_axis", "var_axis",
+    "matmul_wide", "reduce_axis", "softmax_rows", "sort_axis", "sort_wide", "var_axis",
 ]

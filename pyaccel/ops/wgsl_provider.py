@@ -16,6 +16,7 @@ int8/int16/uint8/uint16 widened to 32 bits, float16 as f16.
 
 from __future__ import annotations
 
+import collections
 import functools
 import math
 from collections.abc import Callable, Sequence
@@ -56,6 +57,45 @@ _DLPACK_CODES = {"vulkan": 7, "metal": 8, "webgpu": 15}
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+
+
+_I64, _U64, _F64, _C64, _C128 = "int64", "uint64", "float64", "complex64", "complex128"
+_WIDE = frozenset({_I64, _U64, _F64, _C64, _C128})
+
+# COMMON contract 3, the host path: (op, dtype) pairs with no WGSL kernel yet on WebGPU
+# devices. They read the operands back, compute with NumPy (the cpu provider: exact, the
+# same code as cpu:0), and upload the result; never a downcast. Keys: provider ops
+# (``sum`` ... for reduce) and elementwise rows; values: the multi-lane dtypes that take
+# it (the dtype computed in, or the result's where that is the multi-lane one).
+# tests/unit/test_host_path.py pins this table and checks that every entry is taken (and
+# nothing else), so it only shrinks knowingly. Documented in docs/arrays.md.
+HOST_PATH: dict[str, frozenset[str]] = {
+    "sum": frozenset({_C64, _C128}), "prod": frozenset({_C64, _C128}),
+    "mean": frozenset({_C64, _C128}), "cumulative_sum": frozenset({_C64, _C128}),
+    "matmul": frozenset({_C64, _C128}),
+}
+# reductions a pairwise tree of elementwise passes runs for multi-lane dtypes: op -> row
+_TREE_OPS = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum"}
+# (op, dtype) -> calls taken (tests check the table against what runs)
+HOST_CALLS: collections.Counter[tuple[str, str]] = collections.Counter()
+
+
+def _host_dtype(op: str, *dts: DType) -> str | None:
+    """The dtype name under which ``op`` takes the host path, or None (a WGSL kernel runs)."""
+    names = HOST_PATH.get(op)
+    if names:
+        for d in dts:
+            if d.name in names:
+                return d.name
+    return None
+
+
+def _to_cpu(a: Any, cpu: Device) -> Any:
+    if isinstance(a, Array):
+        return asarray(a.to_numpy(), dtype=a.dtype, device=cpu)
+    if isinstance(a, (list, tuple)):
+        return type(a)(_to_cpu(v, cpu) for v in a)
+    return a
 
 
 def _row_expr(row: OpDef, dt: DType) -> str | None:
@@ -129,6 +169,18 @@ class WgslOps(WgslLinalg, WgslFFT):
         self.device = device
         self._lock = device_lock(device)
 
+    def _host(self, op: str, dtname: str, method: str, *args: Any) -> Any:
+        """Run provider method ``method`` of the cpu device (NumPy) on host copies of the
+        arrays in ``args`` and upload the result(s) here: the host path of :data:`HOST_PATH`."""
+        from ..registry import device as _device
+
+        HOST_CALLS[(op, dtname)] += 1
+        cpu = _device("cpu")
+        r = getattr(cpu.ops, method)(*_to_cpu(args, cpu))
+        if isinstance(r, tuple):  # elementwise: (result, memo)
+            r = r[0]
+        return asarray(r.to_numpy(), dtype=r.dtype, device=self.device)
+
     # -- storage -----------------------------------------------------------------------
     def layout(self, dtype: DType) -> StorageLayout:
         """The WebGPU buffer layout of ``dtype`` (the dtype table)."""
@@ -174,6 +226,9 @@ class WgslOps(WgslLinalg, WgslFFT):
         name = row.name
         if prod(shape) == 0:
             return Array._empty(dev, shape, out_dtype), None
+        hd = _host_dtype(name, cdt) if cdt in MULTI_LANE else None
+        if hd is not None:
+            return self._host(name, hd, "elementwise", row, args, shape, cdt, out_dtype), None
         T = _k.compute_type(cdt) if not row.args or "T" in row.args else "u32"
         if row.args and all(a == "bool" for a in row.args):
             expr = row.expr("b")
@@ -466,6 +521,17 @@ class WgslOps(WgslLinalg, WgslFFT):
     def reduce(self, x: Array, axes: tuple[int, ...], shape: tuple[int, ...], op: str,
                dtype: DType) -> Array:
         """sum / prod (accumulating in ``dtype``), min / max, any / all over ``axes``."""
+        hd = _host_dtype(op, x.dtype, dtype)
+        if hd is not None:
+            return self._host(op, hd, "reduce", x, axes, shape, op, dtype)
+        if op in ("any", "all") and x.dtype in MULTI_LANE:
+            x = self.astype(x, bool_)  # truth values (NaN is truthy, -0.0 is not)
+        if op in _TREE_OPS and (dtype in MULTI_LANE or x.dtype in MULTI_LANE):
+            src = x if x.dtype is dtype else self.astype(x, dtype)
+            xx, outer, n, inner = self._layout3(src, axes)
+            if op in ("min", "max") and outer * inner == 0:
+                return Array._empty(x.device, shape, dtype)
+            return _manip.reshape(self._tree(xx, outer, n, inner, _TREE_OPS[op], dtype), shape)
         if op in ("sum", "prod"):
             xx, outer, n, inner = self._layout3(x, axes)
             wide = _NARROW_WIDE.get(dtype, dtype)
@@ -481,8 +547,116 @@ class WgslOps(WgslLinalg, WgslFFT):
         buf = _gk.reduce_axis(x.device, xx._buf, xx.dtype, outer, n, inner, op)
         return Array._new(buf, shape, dtype, x.device)
 
+    def _tree(self, a: Array, outer: int, n: int, inner: int, row_name: str, dt: DType) -> Array:
+        """Reduce ``a`` viewed as (outer, n, inner) over n with the elementwise row ``row_name``
+        (add, multiply, maximum, minimum) of any dtype: pairwise, one elementwise pass per
+        level (element j combined with element j + ceil(n / 2)), so no invocation loops.
+        Returns a C-contiguous (outer, inner) array. The caller holds the device lock."""
+        dev = self.device
+        if n == 0:
+            out = Array._empty(dev, (outer, inner), dt)
+            return self.fill(out, 1 if row_name == "multiply" else 0)
+        T = _k.compute_type(dt)
+        expr = _row_expr(_table.get(row_name), dt)
+        while n > 1:
+            m = (n + 1) // 2
+            out = Array._empty(dev, (outer, m, inner), dt)
+            st = [n * inner, inner, 1]
+            ost = [m * inner, inner, 1]
+            _k.run(dev, expr, T, out._buf, dt,
+                   [_k.buf(a._buf, dt, T, 0, st), _k.buf(a._buf, dt, T, m * inner, st)],
+                   [outer, n - m, inner], out_strides=ost, store="strided", name=f"tree_{row_name}")
+            if n % 2:  # the middle element has no partner: copied
+                _k.run(dev, "x", T, out._buf, dt, [_k.buf(a._buf, dt, T, (m - 1) * inner, [n * inner, 1])],
+                       [outer, inner], out_offset=(m - 1) * inner, out_strides=[m * inner, 1],
+                       store="strided", name="tree_copy")
+            a, n = out, m
+        return Array._new(a._buf, (outer, inner), dt, dev)
+
+    def _arg_wide(self, x: Array, axis: int | None, shape: tuple[int, ...], op: str,
+                  dtype: DType) -> Array:
+        """argmax / argmin of a multi-lane dtype: the extreme by :meth:`_tree` (NaN wins, as
+        maximum / minimum propagate it), then each position's index where the element equals
+        it (NaN matching NaN) and a large value elsewhere, then the 32-bit min reduction: the
+        first occurrence, NumPy's answer. No invocation loops over the axis."""
+        dev, dt = self.device, x.dtype
+        if axis is None:
+            outer, n, inner = 1, x.size, 1
+        else:
+            outer, n, inner = prod(x.shape[:axis]), x.shape[axis], prod(x.shape[axis + 1:])
+        if outer * inner == 0:
+            return Array._empty(dev, shape, dtype)
+        ext = self._tree(x, outer, n, inner, "maximum" if op == "argmax" else "minimum", dt)
+        pfx = MULTI_LANE[dt].prefix
+        eq = f"{pfx}equal(x, y)"
+        if dt.kind in "fc":
+            eq = f"({eq} || ({pfx}isnan(x) && {pfx}isnan(y)))"
+        T = _k.compute_type(dt)
+        cand = Array._empty(dev, (outer, n, inner), int32)
+        _k.run(dev, f"select(2147483647i, i32((i / p.prm.x) % p.prm.y), {eq})", T, cand._buf, int32,
+               [_k.buf(x._buf, dt, T, 0, [n * inner, inner, 1]),
+                _k.buf(ext._buf, dt, T, 0, [inner, 0, 1])],
+               [outer, n, inner], prm=(inner, n, 0, 0), name=f"{op}_candidates")
+        buf = _gk.reduce_axis(dev, cand._buf, int32, outer, n, inner, "min")
+        r = Array._new(buf, shape, int32, dev)
+        return r if dtype is int32 else self.astype(r, dtype)
+
+    def _sort_wide(self, x: Array, rows: int, n: int, descending: bool, indices: bool,
+                   dtype: DType) -> Array:
+        """Stable sort (or argsort) of the last axis of a multi-lane array: rows padded to a
+        power of two, bitonic passes over (value, index) pairs (``gpu_kernels.sort_wide``)."""
+        dev, dt = self.device, x.dtype
+        if rows * n == 0:
+            return Array._empty(dev, x.shape, dtype)
+        P = 1 << max(0, (n - 1).bit_length())
+        keys = Array._empty(dev, (rows, P), dt)
+        self.scatter(keys, [rows, n], 0, [P, 1], x, [n, 1])
+        idx = Array._empty(dev, (rows, P), uint32)
+        _k.run(dev, "i % p.prm.x", "u32", idx._buf, uint32, [], [rows * P], prm=(P, 0, 0, 0),
+               name="sort_index")
+        _gk.sort_wide(dev, keys._buf, idx._buf, dt, rows, n, P, descending)
+        src = idx if indices else keys
+        r = self.gather(src, [rows, n], 0, [P, 1])
+        r = _manip.reshape(r, x.shape)
+        return self.astype(r, dtype) if r.dtype is not dtype else r
+
+    def _scan(self, a: Array, outer: int, n: int, inner: int, include_initial: bool, dt: DType) -> Array:
+        """Inclusive prefix sums of ``a`` (dtype ``dt``) viewed as (outer, n, inner) along n:
+        Hillis-Steele, one elementwise pass per doubling of the offset (no invocation loops);
+        with ``include_initial`` a zero row first. The caller holds the device lock."""
+        dev = self.device
+        T = _k.compute_type(dt)
+        expr = _row_expr(_table.get("add"), dt)
+        st = [n * inner, inner, 1]
+        off = 1
+        while off < n:
+            out = Array._empty(dev, (outer, n, inner), dt)
+            _k.run(dev, "x", T, out._buf, dt, [_k.buf(a._buf, dt, T, 0, [n * inner, 1])],
+                   [outer, off * inner], out_strides=[n * inner, 1], store="strided", name="scan_copy")
+            _k.run(dev, expr, T, out._buf, dt,
+                   [_k.buf(a._buf, dt, T, off * inner, st), _k.buf(a._buf, dt, T, 0, st)],
+                   [outer, n - off, inner], out_offset=off * inner, out_strides=st, store="strided",
+                   name="scan_add")
+            a, off = out, off * 2
+        if not include_initial:
+            return a
+        out = Array._empty(dev, (outer, n + 1, inner), dt)
+        self.fill(out, 0)
+        if n:
+            self.scatter(out, [outer, n, inner], inner, [(n + 1) * inner, inner, 1], a, st)
+        return out
+
     @_locked
     def mean(self, x: Array, axes: tuple[int, ...], shape: tuple[int, ...], dtype: DType) -> Array:
+        hd = _host_dtype("mean", x.dtype, dtype)
+        if hd is not None:
+            return self._host("mean", hd, "mean", x, axes, shape, dtype)
+        if dtype in MULTI_LANE or x.dtype in MULTI_LANE:  # the tree's sum / n
+            src = x if x.dtype is dtype else self.astype(x, dtype)
+            xx, outer, n, inner = self._layout3(src, axes)
+            total = self._tree(xx, outer, n, inner, "add", dtype)
+            r, _ = self.elementwise(_table.get("divide"), (total, float(n)), total.shape, dtype, dtype)
+            return _manip.reshape(r, shape)
         xx, outer, n, inner = self._layout3(x, axes)
         buf = _gk.mean_axis(x.device, xx._buf, xx.dtype, outer, n, inner, out_dt=dtype)
         return Array._new(buf, shape, dtype, x.device)
@@ -490,6 +664,20 @@ class WgslOps(WgslLinalg, WgslFFT):
     @_locked
     def var(self, x: Array, axes: tuple[int, ...], shape: tuple[int, ...], correction: float,
             dtype: DType) -> Array:
+        hd = _host_dtype("var", x.dtype, dtype)
+        if hd is not None:
+            return self._host("var", hd, "var", x, axes, shape, correction, dtype)
+        if dtype in MULTI_LANE or x.dtype in MULTI_LANE:  # NumPy's two passes, as trees
+            src = x if x.dtype is dtype else self.astype(x, dtype)
+            xx, outer, n, inner = self._layout3(src, axes)
+            x3 = _manip.reshape(xx, (outer, n, inner))
+            if n == 0:
+                return self.fill(Array._empty(self.device, shape, dtype), math.nan)
+            mean = _ew.divide(_manip.reshape(self._tree(x3, outer, n, inner, "add", dtype), (outer, 1, inner)),
+                              float(n))
+            d = _ew.subtract(x3, mean)
+            ss = self._tree(_ew.multiply(d, d), outer, n, inner, "add", dtype)
+            return _manip.reshape(_ew.divide(ss, float(max(n - correction, 0))), shape)
         xx, outer, n, inner = self._layout3(x, axes)
         buf = _gk.var_axis(x.device, xx._buf, xx.dtype, outer, n, inner, correction=float(correction),
                            out_dt=dtype)
@@ -499,17 +687,35 @@ class WgslOps(WgslLinalg, WgslFFT):
     def argreduce(self, x: Array, axis: int | None, shape: tuple[int, ...], op: str,
                   dtype: DType) -> Array:
         """argmin / argmax along ``axis`` (of the flattened array when None)."""
+        hd = _host_dtype(op, x.dtype)
+        if hd is not None:
+            return self._host(op, hd, "argreduce", x, axis, shape, op, dtype)
+        if x.dtype in MULTI_LANE:
+            return self._arg_wide(x, axis, shape, op, dtype)
+        idt = int32 if dtype in MULTI_LANE else dtype  # the kernel writes int32 indices
         if axis is None:
             buf = _gk.reduce_axis(x.device, x._buf, x.dtype, 1, x.size, 1, op)
-            return Array._new(buf, shape, dtype, x.device)
+            r = Array._new(buf, shape, idt, x.device)
+            return r if idt is dtype else self.astype(r, dtype)
         outer, n, inner = prod(x.shape[:axis]), x.shape[axis], prod(x.shape[axis + 1:])
         if outer * inner == 0:
             return Array._empty(x.device, shape, dtype)
         buf = _gk.reduce_axis(x.device, x._buf, x.dtype, outer, n, inner, op)
-        return Array._new(buf, shape, dtype, x.device)
+        r = Array._new(buf, shape, idt, x.device)
+        return r if idt is dtype else self.astype(r, dtype)
 
     @_locked
     def cumulative_sum(self, x: Array, axis: int, include_initial: bool, dtype: DType) -> Array:
+        hd = _host_dtype("cumulative_sum", x.dtype, dtype)
+        if hd is not None:
+            return self._host("cumulative_sum", hd, "cumulative_sum", x, axis, include_initial, dtype)
+        if dtype in MULTI_LANE or x.dtype in MULTI_LANE:
+            src = x if x.dtype is dtype else self.astype(x, dtype)
+            outer, n, inner = prod(x.shape[:axis]), x.shape[axis], prod(x.shape[axis + 1:])
+            shape = list(x.shape)
+            shape[axis] += int(bool(include_initial))
+            r = self._scan(src, outer, n, inner, bool(include_initial), dtype)
+            return _manip.reshape(r, tuple(shape))
         shape = list(x.shape)
         shape[axis] += int(bool(include_initial))
         outer, n, inner = prod(x.shape[:axis]), x.shape[axis], prod(x.shape[axis + 1:])
@@ -523,18 +729,31 @@ class WgslOps(WgslLinalg, WgslFFT):
     def sort(self, x: Array, axis: int, descending: bool, stable: bool, indices: bool,
              dtype: DType) -> Array:
         """Sorted values (``dtype`` = x's) or sorting indices (``dtype`` = the index dtype)."""
+        hd = _host_dtype("argsort" if indices else "sort", x.dtype)
+        if hd is not None:
+            return self._host("argsort" if indices else "sort", hd, "sort", x, axis, descending, stable,
+                              indices, dtype)
         last = axis == x.ndim - 1
         xx = x if last else _manip.moveaxis(x, axis, -1)
         outer = prod(xx.shape[:-1])
+        if x.dtype in MULTI_LANE:
+            r = self._sort_wide(xx, outer, x.shape[axis], bool(descending), indices, dtype)
+            return r if last else _manip.moveaxis(r, -1, axis)
         buf = _gk.sort_axis(x.device, xx._buf, xx.dtype, outer, x.shape[axis], descending=bool(descending),
                             stable=bool(stable), return_indices=indices)
-        r = Array._new(buf, xx.shape, dtype, x.device)
+        idt = int32 if indices and dtype in MULTI_LANE else dtype  # the kernel writes int32 indices
+        r = Array._new(buf, xx.shape, idt, x.device)
+        if idt is not dtype:
+            r = self.astype(r, dtype)
         return r if last else _manip.moveaxis(r, -1, axis)
 
     # -- linalg / nn -------------------------------------------------------------------------
     @_locked
     def matmul(self, x1: Array, x2: Array, dtype: DType) -> Array:
         """NumPy's matmul (1-D operands promoted, batch dims broadcast) in ``dtype``."""
+        hd = _host_dtype("matmul", dtype, x1.dtype, x2.dtype)
+        if hd is not None:
+            return self._host("matmul", hd, "matmul", x1, x2, dtype)
         dev, dt = self.device, dtype
         a_shape = (1,) + x1.shape if x1.ndim == 1 else x1.shape
         b_shape = x2.shape + (1,) if x2.ndim == 1 else x2.shape
@@ -560,6 +779,9 @@ class WgslOps(WgslLinalg, WgslFFT):
 
         a, sa = batched(a, a_shape)
         b, sb = batched(b, b_shape)
+        if dt in MULTI_LANE:
+            buf = _gk.matmul_wide(dev, a._buf, b._buf, dt, batch, M, K, N, sa, sb)
+            return Array._new(buf, tuple(final), dt, dev)
         buf = _gk.matmul(dev, a._buf, b._buf, dt, batch, M, K, N, sa, sb)
         if dt in _NARROW_WIDE:  # the kernel wraps in 32 bits; wrap to the narrow width
             return self.astype(Array._new(buf, tuple(final), _NARROW_WIDE[dt], dev), dt)
@@ -567,6 +789,20 @@ class WgslOps(WgslLinalg, WgslFFT):
 
     @_locked
     def softmax(self, x: Array, axis: int) -> Array:
+        hd = _host_dtype("softmax", x.dtype)
+        if hd is not None:
+            return self._host("softmax", hd, "softmax", x, axis)
+        if x.dtype in MULTI_LANE:  # exp(x - max) / sum(...), the reductions as trees
+            xx = x if axis == x.ndim - 1 else _manip.moveaxis(x, axis, -1)
+            rows, n = prod(xx.shape[:-1]), xx.shape[-1]
+            if rows * n == 0:
+                return self.astype(x, x.dtype)
+            x3 = _manip.reshape(xx, (rows, n, 1))
+            m = _manip.reshape(self._tree(x3, rows, n, 1, "maximum", x.dtype), (rows, 1, 1))
+            e = _ew.exp(_ew.subtract(x3, m))
+            s = _manip.reshape(self._tree(e, rows, n, 1, "add", x.dtype), (rows, 1, 1))
+            r = _manip.reshape(_ew.divide(e, s), xx.shape)
+            return r if axis == x.ndim - 1 else _manip.moveaxis(r, -1, axis)
         last = axis == x.ndim - 1
         xx = x if last else _manip.moveaxis(x, axis, -1)
         buf = _gk.softmax_rows(x.device, xx._buf, xx.dtype, prod(xx.shape[:-1]), xx.shape[-1])
@@ -575,6 +811,21 @@ class WgslOps(WgslLinalg, WgslFFT):
 
     @_locked
     def logsumexp(self, x: Array, axis: int, keepdims: bool) -> Array:
+        hd = _host_dtype("logsumexp", x.dtype)
+        if hd is not None:
+            return self._host("logsumexp", hd, "logsumexp", x, axis, keepdims)
+        if x.dtype in MULTI_LANE:  # log(sum(exp(x - m))) + m, m the finite max (else 0)
+            xx = x if axis == x.ndim - 1 else _manip.moveaxis(x, axis, -1)
+            rows, n = prod(xx.shape[:-1]), xx.shape[-1]
+            shape = x.shape[:axis] + ((1,) if keepdims else ()) + x.shape[axis + 1:]
+            if rows == 0 or n == 0:
+                return self.fill(Array._empty(self.device, shape, x.dtype), -math.inf)
+            x3 = _manip.reshape(xx, (rows, n, 1))
+            m = _manip.reshape(self._tree(x3, rows, n, 1, "maximum", x.dtype), (rows, 1, 1))
+            m = _ew.where(_ew.isfinite(m), m, 0.0)
+            s = self._tree(_ew.exp(_ew.subtract(x3, m)), rows, n, 1, "add", x.dtype)
+            r = _ew.add(_ew.log(s), _manip.reshape(m, (rows, 1)))
+            return _manip.reshape(r, shape)
         xx = x if axis == x.ndim - 1 else _manip.moveaxis(x, axis, -1)
         buf = _gk.logsumexp_rows(x.device, xx._buf, xx.dtype, prod(xx.shape[:-1]), xx.shape[-1])
         shape = x.shape[:axis] + ((1,) if keepdims else ()) + x.shape[axis + 1:]

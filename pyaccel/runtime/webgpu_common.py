@@ -37,7 +37,7 @@ from collections import OrderedDict, deque
 from typing import Any
 
 from ..capabilities import Capability, Limits
-from ..dtypes import experimental_wide
+from ..dtypes import gpu_wide
 from ..errors import DeviceLostError, KernelCompileError, OutOfDeviceMemoryError
 
 # WebGPU buffer usage bits (identical in wgpu-py and the JS API).
@@ -207,8 +207,8 @@ class GPUDeviceImpl:
         except AttributeError:
             pass
         self.limits = limits
-        # emulated 64-bit / complex dtypes (pyaccel.dtypes.WIDE_CAPABILITIES)
-        self.capabilities = capabilities | experimental_wide()
+        # emulated 64-bit / complex dtypes (pyaccel.dtypes.gpu_wide: INT64, FLOAT64, EMULATED_64)
+        self.capabilities = capabilities | gpu_wide()
         self.runtime_version = facade.runtime_version
         self._info_lines = info_lines or []
         self._pool: dict[int, list[GPUBuffer]] = {}

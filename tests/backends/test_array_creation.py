@@ -70,11 +70,37 @@ def test_asarray_copies_across_devices(device, rng):
             check(a.to_device(other.uri), x, "exact", "to_device")
 
 
-def test_float64_on_webgpu_devices(device, rng):
+def test_float64_on_webgpu_devices(device, rng, monkeypatch):
     x = rng.random(4)
     if device.is_cpu:
         assert pyaccel.asarray(x, device=device).dtype == pyaccel.float64
         return
+    # step 7 contract: WebGPU devices hold float64/int64 (emulated, exact) and default to them
+    assert pyaccel.Capability.EMULATED_64 in device.capabilities
+    a = pyaccel.asarray(x, device=device)
+    assert a.dtype == pyaccel.float64 and a.to_numpy().tobytes() == x.tobytes()
+    assert pyaccel.zeros(3, dtype="int64", device=device).dtype == pyaccel.int64
+    assert pyaccel.asarray([1.5], device=device).dtype == pyaccel.float64  # Python floats: default
+    old = pyaccel.set_dtype_policy("downcast")
+    try:
+        a = pyaccel.asarray(x, device=device)
+        assert a.dtype == pyaccel.float32
+        np.testing.assert_allclose(a.to_numpy(), x.astype(np.float32))
+        assert pyaccel.zeros(2, dtype="int64", device=device).dtype == pyaccel.int32
+        assert pyaccel.asarray([1.5], device=device).dtype == pyaccel.float32
+        i = pyaccel.asarray(np.array([1, 2], np.int32), device=device)
+        u = pyaccel.asarray(np.array([1, 2], np.uint32), device=device)
+        assert (i + u).dtype == pyaccel.int32  # int64 downcast
+    finally:
+        pyaccel.set_dtype_policy(old)
+    i = pyaccel.asarray(np.array([1, -2], np.int32), device=device)
+    u = pyaccel.asarray(np.array([2**32 - 1, 2], np.uint32), device=device)
+    s = i + u
+    assert s.dtype == pyaccel.int64 and s.tolist() == [2**32, 0]
+    # a device without 64-bit types (none ships now): a typed error that names the fix
+    no64 = device.impl.capabilities & ~(pyaccel.Capability.FLOAT64 | pyaccel.Capability.INT64
+                                        | pyaccel.Capability.EMULATED_64)
+    monkeypatch.setattr(device.impl, "capabilities", no64)
     with pytest.raises(pyaccel.UnsupportedDTypeError) as err:
         pyaccel.asarray(x, device=device)
     msg = str(err.value)
@@ -82,21 +108,10 @@ def test_float64_on_webgpu_devices(device, rng):
     with pytest.raises(pyaccel.UnsupportedDTypeError, match="int64"):
         pyaccel.zeros(3, dtype="int64", device=device)
     assert pyaccel.asarray([1.5], device=device).dtype == pyaccel.float32  # Python floats: default
-    old = pyaccel.set_dtype_policy("downcast")
-    try:
-        a = pyaccel.asarray(x, device=device)
-        assert a.dtype == pyaccel.float32
-        np.testing.assert_allclose(a.to_numpy(), x.astype(np.float32))
-        assert pyaccel.zeros(2, dtype="int64", device=device).dtype == pyaccel.int32
-        i = pyaccel.asarray(np.array([1, 2], np.int32), device=device)
-        u = pyaccel.asarray(np.array([1, 2], np.uint32), device=device)
-        assert (i + u).dtype == pyaccel.int32  # int64 downcast
-    finally:
-        pyaccel.set_dtype_policy(old)
-    i = pyaccel.asarray(np.array([1, 2], np.int32), device=device)
-    u = pyaccel.asarray(np.array([1, 2], np.uint32), device=device)
+    i3 = pyaccel.asarray(np.array([1, 2, 3], np.int32), device=device)  # a new signature: not
+    u3 = pyaccel.asarray(np.array([1, 2, 3], np.uint32), device=device)  # memoised with int64
     with pytest.raises(pyaccel.UnsupportedDTypeError, match="int64"):
-        i + u
+        i3 + u3
 
 
 def test_dtype_policy_env(monkeypatch):
@@ -243,10 +258,10 @@ def test_asarray_scalars_and_sizes(device, n):
     x = list(range(n))
     a = pyaccel.asarray(x, device=device)
     assert a.shape == (n,) and a.tolist() == x
-    big = [2**31] if not device.is_cpu else None
-    if big:
-        with pytest.raises(OverflowError, match="int32"):
-            pyaccel.asarray(big, device=device)
+    big = pyaccel.asarray([2**31, -(2**63)], device=device)  # int64 default on every device
+    assert big.dtype == pyaccel.int64 and big.tolist() == [2**31, -(2**63)]
+    with pytest.raises(OverflowError, match="int64"):
+        pyaccel.asarray([2**63], device=device)
 
 
 @pytest.mark.slow

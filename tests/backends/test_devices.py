@@ -125,7 +125,9 @@ def test_vulkan_info_content() -> None:
     if d.descriptor.is_software:
         assert "adapter type    : cpu (software)" in text
         assert Capability.SOFTWARE in d.capabilities and Capability.UNIFIED_MEMORY in d.capabilities
-    assert Capability.FLOAT64 not in d.capabilities  # no f64 storage in WGSL
+    # no f64 in WGSL: float64/int64 are emulated over u32 words (step 7), and say so
+    assert Capability.FLOAT64 in d.capabilities and Capability.EMULATED_64 in d.capabilities
+    assert "emulated_64" in text
     assert d.limits.max_workgroups_per_dimension >= 65535
 
 
