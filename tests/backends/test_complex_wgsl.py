@@ -368,17 +368,24 @@ def test_c64_conversions_round_to_nearest_even(gpu_device, rng):
     np.testing.assert_array_equal(out[:, 3], w.astype(np.complex64).real)
 
 
-def test_c64_library_is_loop_bounded_and_prefixed():
-    src = (OPS_DIR / "ew_c64.wgsl").read_text()
+@pytest.mark.parametrize("lib", ["ew_c64", "ew_c128"])
+def test_library_is_loop_bounded_and_prefixed(lib):
+    prefix = lib.removeprefix("ew_") + "_"
+    src = (OPS_DIR / f"{lib}.wgsl").read_text()
+    assert src.startswith("// requires: ew_f64\n")
     for m in re.finditer(r"\bfor\s*\(([^)]*)\)", src):
         assert re.search(r"<\s*\d+u", m.group(1)), f"unbounded loop: {m.group(0)}"
     code = re.sub(r"//[^\n]*", "", src)
     assert not re.search(r"\bwhile\b|\bloop\s*\{", code)
     names = re.findall(r"^fn (\w+)", src, re.M)
-    assert names and all(n.startswith("c64_") for n in names), [n for n in names if not n.startswith("c64_")]
-    for op in ALL + ["from_f32", "from_i32", "from_u32", "from_i64", "from_u64", "from_f64",
-                     "to_f64", "to_f32", "to_i32", "to_u32", "to_i64", "to_u64"]:
-        assert f"c64_{op}" in names, op
+    assert names and all(n.startswith(prefix) for n in names), [n for n in names if not n.startswith(prefix)]
+    conv = ["from_f32", "from_i32", "from_u32", "from_i64", "from_u64", "from_f64", "to_f64", "to_f32",
+            "to_i32", "to_u32", "to_i64", "to_u64"] + (["from_c64", "to_c64"] if lib == "ew_c128" else [])
+    for op in ALL + conv:
+        assert f"{prefix}{op}" in names, op
+    # private variables and helpers are the library's own (several libraries share one shader)
+    for var in re.findall(r"^var<private> (\w+)", src, re.M):
+        assert var.startswith(prefix.upper()), var
 
 
 @pytest.mark.skipif(not HAVE_F64, reason="ew_f64.wgsl (the softfloat branch) is not merged here yet")
