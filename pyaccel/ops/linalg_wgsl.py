@@ -97,7 +97,7 @@ class WgslLinalg:
         import numpy
         return numpy
 
-    def _host(self, op: str, x: Array, fn: Any, *args: Any) -> Any:
+    def _linalg_host(self, op: str, x: Array, fn: Any, *args: Any) -> Any:
         """Run NumPy function ``fn(np, host arrays..., *args)``; results uploaded (None kept)."""
         from ..runtime import numpy_linalg as nl
         if not takes_host_path(op, x.dtype):
@@ -138,7 +138,7 @@ class WgslLinalg:
     # -- Cholesky ----------------------------------------------------------------------------
     def linalg_cholesky(self, x: Array) -> tuple[Array, Array]:
         if x.dtype.name not in KERNEL_DTYPES:
-            low, failed = self._host("cholesky", x, "np_cholesky", x)
+            low, failed = self._linalg_host("cholesky", x, "np_cholesky", x)
             return low, failed
         dev = self.device
         n = x.shape[-1]
@@ -188,7 +188,7 @@ class WgslLinalg:
 
     def linalg_solve(self, a: Array, b: Array) -> tuple[Array, Array]:
         if a.dtype.name not in KERNEL_DTYPES:
-            x, failed = self._host("solve", a, "np_solve", a, b)
+            x, failed = self._linalg_host("solve", a, "np_solve", a, b)
             return x, failed
         n = a.shape[-1]
         aug, piv, _ = self._gauss_jordan(a, b, False)
@@ -198,13 +198,13 @@ class WgslLinalg:
 
     def linalg_det(self, x: Array) -> Array:
         if x.dtype.name not in KERNEL_DTYPES:
-            return self._host("det", x, "np_det", x)
+            return self._linalg_host("det", x, "np_det", x)
         _, piv, sgn = self._gauss_jordan(x, None, True)
         return _ew.multiply(_red.prod(piv, axis=-1), sgn)
 
     def linalg_slogdet(self, x: Array, real_dtype: DType) -> tuple[Array, Array]:
         if x.dtype.name not in KERNEL_DTYPES:
-            sign, logabs = self._host("slogdet", x, "np_slogdet", x)
+            sign, logabs = self._linalg_host("slogdet", x, "np_slogdet", x)
             return sign, logabs
         _, piv, sgn = self._gauss_jordan(x, None, True)
         # pivot signs; a NaN pivot counts as positive, as in NumPy (sign 1, logabsdet NaN)
@@ -253,7 +253,7 @@ class WgslLinalg:
 
     def linalg_qr(self, x: Array, mode: str) -> tuple[Array, Array]:
         if x.dtype.name not in KERNEL_DTYPES:
-            q, r = self._host("qr", x, "np_qr", x, mode)
+            q, r = self._linalg_host("qr", x, "np_qr", x, mode)
             return q, r
         m, n = x.shape[-2:]
         K = min(m, n)
@@ -282,7 +282,7 @@ class WgslLinalg:
     # -- Jacobi: eigh -------------------------------------------------------------------------
     def linalg_eigh(self, x: Array, real_dtype: DType) -> tuple[Array, Array]:
         if x.dtype.name not in KERNEL_DTYPES:
-            w, v = self._host("eigh", x, "np_eigh", x)
+            w, v = self._linalg_host("eigh", x, "np_eigh", x)
             return w, v
         dev, dt = self.device, x.dtype
         n = x.shape[-1]
@@ -344,7 +344,7 @@ class WgslLinalg:
     def linalg_svd(self, x: Array, full_matrices: bool, compute_uv: bool,
                    real_dtype: DType) -> tuple[Array | None, Array, Array | None]:
         if x.dtype.name not in KERNEL_DTYPES:
-            u, s, vh = self._host("svd", x, "np_svd", x, full_matrices, compute_uv)
+            u, s, vh = self._linalg_host("svd", x, "np_svd", x, full_matrices, compute_uv)
             return u, s, vh
         dev, dt = self.device, x.dtype
         bs = x.shape[:-2]

@@ -84,3 +84,22 @@ def test_array_cannot_be_constructed_directly() -> None:
 
     with pytest.raises(TypeError, match=r"pyaccel\.asarray"):
         pyaccel.Array(b"\0" * 4, (1,), pyaccel.float32, None)
+
+
+def test_family_mixins_do_not_shadow_provider_methods() -> None:
+    """A family mixin (linalg, fft) must not define a name its provider also defines: the
+    provider's method would silently win (WgslOps._host once hid WgslLinalg._host)."""
+    from pyaccel.ops.fft_wgsl import WgslFFT
+    from pyaccel.ops.linalg_wgsl import WgslLinalg
+    from pyaccel.ops.wgsl_provider import WgslOps
+    from pyaccel.runtime.numpy_fft import NumpyFFT
+    from pyaccel.runtime.numpy_linalg import NumpyLinalg
+    from pyaccel.runtime.numpy_ops import NumpyOps
+
+    dunder = {n for n in vars(object)} | {"__module__", "__dict__", "__weakref__", "__annotations__",
+                                           "__qualname__", "__firstlineno__", "__static_attributes__"}
+    for provider, mixins in ((WgslOps, (WgslLinalg, WgslFFT)), (NumpyOps, (NumpyLinalg, NumpyFFT))):
+        names = [set(vars(c)) - dunder for c in (provider, *mixins)]
+        for i in range(len(names)):
+            for j in range(i + 1, len(names)):
+                assert not names[i] & names[j], (provider, names[i] & names[j])
