@@ -250,7 +250,7 @@ MULTI_LANE_ORDER: tuple[DType, ...] = (uint64, int64, float64, complex64, comple
 WIDE_CAPABILITIES = Capability.INT64 | Capability.FLOAT64 | Capability.COMPLEX
 # What every WebGPU device is granted (``runtime/webgpu_common.py``): the emulated dtypes
 # whose libraries are complete, plus EMULATED_64 (they are emulated: exact, slower).
-GPU_WIDE = Capability.INT64 | Capability.FLOAT64 | Capability.EMULATED_64
+GPU_WIDE = Capability.INT64 | Capability.FLOAT64 | Capability.COMPLEX | Capability.EMULATED_64
 # Environment switch that grants more (a library in progress; tests, other helpers):
 # PYACCEL_EXPERIMENTAL_WIDE=1 (all three) or a comma list of int64, float64, complex.
 WIDE_ENV = "PYACCEL_EXPERIMENTAL_WIDE"
