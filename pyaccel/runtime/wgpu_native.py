@@ -57,7 +57,8 @@ WANTED_LIMITS = (
 # while a failed wgpuDeviceCreateBuffer does not. Large writes go in slices of this size so
 # running out of memory shows up in create_buffer (OutOfDeviceMemoryError, recoverable).
 WRITE_SLICE = 4 * 2**20
-_POLL_MAX_SLEEP = 0.002  # longest sleep between polls of a blocking wait (seconds)
+_MAP_READ = 1  # wgpu.BufferUsage.MAP_READ
+_WAIT_SLICE = 0.05  # longest uninterrupted wait for a map (a signal interrupts it anyway)
 _DRAIN_SLICE = 0.05  # longest uninterrupted wait for the submit thread (Ctrl-C acts between)
 # PYACCEL_SUBMIT_THREAD=1 / 0 forces the submit thread on / off for every wgpu device (default:
 # on for OpenGL adapters only, see _SubmitThread)
@@ -181,6 +182,7 @@ class WgpuFacade(Facade):
         self._pass_keep: list[Any] = []
         self._layouts: dict[int, tuple[Any, Any]] = {}  # id(pipeline) -> (pipeline, group 0 layout)
         self._fence_src: Any = None
+        self._read_encoder: Any = None  # encoder holding a read's staging copy (no fence: submit)
         self._last_fence: Any = None  # fence buffer of the latest submission (None: taken)
         self._fences: list[Any] = []  # free MAP_READ fence buffers (one per concurrent wait)
         self._abandoned: list[Any] = []  # buffers whose map wait was interrupted (see _reap)
@@ -355,11 +357,12 @@ class WgpuFacade(Facade):
             self._pass_pipe, self._pass_group = pipeline, None
         direct = self._direct
         if direct is not None:
-            if group is not self._pass_group:
-                direct.set_bind_group(cpass, group)
-                self._pass_keep.append(group)  # alive until the pass ends, as wgpu-py would
-                self._pass_group = group
-            direct.dispatch(cpass, x, y, z)
+            if group is self._pass_group:
+                direct.record(cpass, None, x, y, z)
+                return
+            direct.record(cpass, group, x, y, z)
+            self._pass_keep.append(group)  # alive until the pass ends, as wgpu-py would
+            self._pass_group = group
             return
         if group is not self._pass_group:
             cpass.set_bind_group(0, group)
@@ -376,16 +379,26 @@ class WgpuFacade(Facade):
 
     def copy(self, encoder: Any, src: Any, src_offset: int, dst: Any, dst_offset: int, n: int) -> None:
         encoder.copy_buffer_to_buffer(src, src_offset, dst, dst_offset, n)
+        if dst.usage & _MAP_READ:  # a read's staging copy: the read maps dst (see submit)
+            self._read_encoder = encoder
 
     def submit(self, encoder: Any) -> None:
-        """Submit ``encoder``, ending it with a 4-byte copy into a fence buffer (see _fence)."""
+        """Submit ``encoder``, ending it with a 4-byte copy into a fence buffer (see _fence),
+        unless it ends with a read's copy into a staging buffer: the read waits by mapping
+        that buffer, so the submission needs no fence of its own (a later wait_idle submits
+        one, through the submit thread when the device may be busy)."""
         try:
             if self._fence_src is None:
                 self._fence_src = self.device.create_buffer(size=4, usage=self.wgpu.BufferUsage.COPY_SRC)
             # the latest fence, unless a waiter took it, is reused (nobody maps it): no new
             # buffer per submit (on GL creating one would wait for a running submit, in C)
             fence = self._last_fence
-            if fence is None and self._fences:
+            if encoder is self._read_encoder:
+                self._read_encoder = None
+                if fence is not None:  # it no longer marks the latest submission
+                    self._fences.append(fence)
+                    self._last_fence = fence = None
+            elif fence is None and self._fences:
                 fence = self._fences.pop()
             elif fence is None and (self._worker is None or not self._worker.busy()):
                 fence = self.device.create_buffer(
@@ -456,13 +469,12 @@ class WgpuFacade(Facade):
             if direct is not None:
                 promise = direct.map_read_nosync(buf, offset, n)
                 mapping = True
-                direct.poll(self.device, False)
-                delay = 2e-5
-                while not direct.promise_done(promise):
+                direct.poll(self.device, False)  # finished work: the map resolves on this thread
+                # else wgpu-py's poll thread (blocking in wgpuDevicePoll while the map is
+                # pending) resolves it and wakes this wait at once; slices let the deadline act
+                while not direct.promise_wait(promise, _WAIT_SLICE if deadline is None else
+                                              max(0.0, min(_WAIT_SLICE, deadline - time.monotonic()))):
                     self._check_deadline(deadline, timeout)
-                    time.sleep(delay)
-                    delay = min(delay * 2, _POLL_MAX_SLEEP)
-                    direct.poll(self.device, False)
                 promise.sync_wait()  # resolved: runs the handler, raises a map failure
                 self._done_seq = max(self._done_seq, seq)
                 return
