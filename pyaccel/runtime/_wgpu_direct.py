@@ -9,9 +9,9 @@ through these functions instead. Everything here:
   ``libf`` (its ``SafeLibCalls``), which captures the errors wgpu-native reports during the
   call and raises them as ``wgpu.GPUError`` exactly as the public methods do, or, for the
   per-dispatch pair ``SetBindGroup`` + ``DispatchWorkgroups`` (:meth:`Direct.record`), is
-  made inside one capture of that same ``ErrorHandler`` spanning both calls (the protocol
-  ``libf`` uses, once per dispatch instead of once per call): no native call runs outside
-  a capture;
+  made inside one capture of that same ``ErrorHandler`` spanning all the dispatches of a
+  compute pass (the protocol ``libf`` uses, once per pass instead of once per call): no
+  native call runs outside a capture;
 * takes wgpu-py objects and reads their private ``_internal`` handle;
 * is probed once, at import (:data:`DIRECT` is ``None`` when the probe fails).
 
@@ -65,27 +65,37 @@ class Direct:
         self._create_group = libf.wgpuDeviceCreateBindGroup
         self._poll = libf.wgpuDevicePoll
 
-    def record(self, cpass: Any, group: Any, x: int, y: int, z: int) -> None:
-        """``cpass.set_bind_group(0, group)`` (skipped when ``group`` is None: already set)
-        and ``cpass.dispatch_workgroups(x, y, z)``, without wgpu-py's argument handling.
+    def record(self, cpass: Any, commands: list[tuple[Any, Any, int, int, int]]) -> None:
+        """Record ``commands`` into the compute pass ``cpass``: each is ``(pipeline, group, x,
+        y, z)``, meaning ``cpass.set_pipeline(pipeline)`` (unless None), ``cpass.set_bind_group(0,
+        group)`` (unless None) and ``cpass.dispatch_workgroups(x, y, z)``, in order.
 
-        Both calls run inside one capture of wgpu-py's ``ErrorHandler`` (the capture /
-        release protocol of ``libf``'s proxies, once for the pair instead of once per call):
-        an error wgpu-native reports during either call is raised here as the same
-        ``wgpu.GPUError`` subclass ``libf`` would raise. (wgpu-native 29 validates pass
-        commands when the encoder is finished, which wgpu-py's public ``finish()`` captures;
-        what these two calls can report directly is a misuse of the pass itself.)"""
+        The facade queues a pass's dispatches and records them here when the pass ends, so the
+        whole run of native calls is made inside **one** capture of wgpu-py's ``ErrorHandler``
+        (the capture / release protocol of ``libf``'s proxies, once per pass instead of once
+        per call; ``set_pipeline`` goes through wgpu-py and nests its own capture). An error
+        wgpu-native reports during any of the calls is raised here, as the ``wgpu.GPUError``
+        subclass ``libf`` would raise (when several calls report one, wgpu-py's handler logs
+        the earlier messages and the last is raised). wgpu-native 29 validates pass commands
+        when the encoder is finished, which wgpu-py's public ``finish()`` captures; what these
+        calls report directly is a misuse of the pass itself (e.g. recording after its end).
+        """
         errors = self._errors
+        set_group, dispatch, null = self._set_group, self._dispatch, self.NULL
+        p = cpass._internal
         errors.capture(_RECORD)
         try:
-            if group is not None:
-                # C: void wgpuComputePassEncoderSetBindGroup(WGPUComputePassEncoder computePassEncoder,
-                #        uint32_t groupIndex, WGPUBindGroup group, size_t dynamicOffsetCount,
-                #        uint32_t const * dynamicOffsets)
-                self._set_group(cpass._internal, 0, group._internal, 0, self.NULL)
-            # C: void wgpuComputePassEncoderDispatchWorkgroups(WGPUComputePassEncoder computePassEncoder,
-            #        uint32_t workgroupCountX, uint32_t workgroupCountY, uint32_t workgroupCountZ)
-            self._dispatch(cpass._internal, x, y, z)
+            for pipeline, group, x, y, z in commands:
+                if pipeline is not None:
+                    cpass.set_pipeline(pipeline)
+                if group is not None:
+                    # C: void wgpuComputePassEncoderSetBindGroup(WGPUComputePassEncoder computePassEncoder,
+                    #        uint32_t groupIndex, WGPUBindGroup group, size_t dynamicOffsetCount,
+                    #        uint32_t const * dynamicOffsets)
+                    set_group(p, 0, group._internal, 0, null)
+                # C: void wgpuComputePassEncoderDispatchWorkgroups(WGPUComputePassEncoder computePassEncoder,
+                #        uint32_t workgroupCountX, uint32_t workgroupCountY, uint32_t workgroupCountZ)
+                dispatch(p, x, y, z)
         finally:
             err = errors.release(_RECORD)
         if err is not None:

@@ -180,6 +180,7 @@ class WgpuFacade(Facade):
         self._pass_pipe: Any = None
         self._pass_group: Any = None
         self._pass_keep: list[Any] = []
+        self._queued: list[tuple[Any, Any, int, int, int]] = []  # dispatches not yet recorded
         self._layouts: dict[int, tuple[Any, Any]] = {}  # id(pipeline) -> (pipeline, group 0 layout)
         self._fence_src: Any = None
         self._read_encoder: Any = None  # encoder holding a read's staging copy (no fence: submit)
@@ -344,6 +345,8 @@ class WgpuFacade(Facade):
 
     def begin_pass(self, encoder: Any) -> Any:
         cpass = encoder.begin_compute_pass()
+        if self._queued:
+            self._record_queued()  # (into the pass they were made for; normally end_pass did)
         self._pass, self._pass_pipe, self._pass_group = cpass, None, None
         return cpass
 
@@ -351,31 +354,52 @@ class WgpuFacade(Facade):
         # set_pipeline / set_bind_group only when they change within the pass (each wgpu-py
         # call costs a few microseconds; a chain of the same kernel needs neither)
         if cpass is not self._pass:
+            if self._queued:
+                self._record_queued()
             self._pass, self._pass_pipe, self._pass_group = cpass, None, None
+        if self._direct is not None:
+            # queued, and recorded when the pass ends: one error capture for the whole run of
+            # native calls (Direct.record) instead of one per call; nothing runs before the
+            # encoder is submitted, which ends the pass first (so does every copy)
+            pipe = None
+            if pipeline is not self._pass_pipe:
+                pipe = self._pass_pipe = pipeline
+                self._pass_group = None
+                self._pass_keep.append(pipeline)
+            if group is self._pass_group:
+                self._queued.append((pipe, None, x, y, z))
+            else:
+                self._queued.append((pipe, group, x, y, z))
+                self._pass_keep.append(group)  # alive until the pass ends, as wgpu-py would
+                self._pass_group = group
+            return
         if pipeline is not self._pass_pipe:
             cpass.set_pipeline(pipeline)
             self._pass_pipe, self._pass_group = pipeline, None
-        direct = self._direct
-        if direct is not None:
-            if group is self._pass_group:
-                direct.record(cpass, None, x, y, z)
-                return
-            direct.record(cpass, group, x, y, z)
-            self._pass_keep.append(group)  # alive until the pass ends, as wgpu-py would
-            self._pass_group = group
-            return
         if group is not self._pass_group:
             cpass.set_bind_group(0, group)
             self._pass_group = group
         cpass.dispatch_workgroups(x, y, z)
 
+    def _record_queued(self) -> None:
+        """Record the queued dispatches into their pass (see dispatch)."""
+        queued, self._queued = self._queued, []
+        try:
+            self._direct.record(self._pass, queued)
+        except Exception as exc:
+            raise self._error(exc, "computePass.dispatchWorkgroups") from exc
+
     def end_pass(self, cpass: Any) -> None:
         try:
-            cpass.end()
+            if self._queued and cpass is self._pass:
+                self._record_queued()
         finally:
-            if cpass is self._pass:
-                self._pass, self._pass_pipe, self._pass_group = None, None, None
-                self._pass_keep = []
+            try:
+                cpass.end()
+            finally:
+                if cpass is self._pass:
+                    self._pass, self._pass_pipe, self._pass_group = None, None, None
+                    self._pass_keep = []
 
     def copy(self, encoder: Any, src: Any, src_offset: int, dst: Any, dst_offset: int, n: int) -> None:
         encoder.copy_buffer_to_buffer(src, src_offset, dst, dst_offset, n)
