@@ -134,8 +134,8 @@ class Direct:
     def poll(self, device: Any, wait: bool = False) -> None:
         """Process the device's finished work on this thread (fires map callbacks).
 
-        ``wait=False`` returns at once: pyaccel polls in a loop with short sleeps so a
-        blocking read stays interruptible (Ctrl-C) and can time out."""
+        ``wait=False`` returns at once (a blocking poll would make Ctrl-C and timeouts wait
+        for the GPU); a wait then sleeps on the promise (:meth:`promise_wait`)."""
         # C: WGPUBool wgpuDevicePoll(WGPUDevice device, WGPUBool wait,
         #        WGPUSubmissionIndex const * submissionIndex)
         self._poll(device._internal, bool(wait), self.NULL)
@@ -145,11 +145,6 @@ class Direct:
         """``buf.map_async(READ)`` without the empty submit wgpu-py makes first (a workaround
         for buffers never used in a submit; pyaccel always copied into ``buf`` just before)."""
         return buf.map_async("READ_NOSYNC", offset, n)
-
-    @staticmethod
-    def promise_done(promise: Any) -> bool:
-        """Whether a wgpu-py promise has its result (fulfilled or failed)."""
-        return promise._state != "pending"
 
     @staticmethod
     def promise_wait(promise: Any, timeout: float) -> bool:

@@ -159,7 +159,8 @@ class WgpuFacade(Facade):
 
     Private wgpu-py internals are used only through :mod:`._wgpu_direct` (``DIRECT``); when
     it is ``None`` (probe failed, or ``PYACCEL_WGPU_DIRECT=0``) only the public API is used.
-    Blocking waits poll in a loop with short sleeps, so Ctrl-C and timeouts act during them.
+    Blocking waits sleep on the map promise's event in short slices (wgpu-py's poll thread sets
+    it), so Ctrl-C and timeouts act during them.
     With ``submit_thread`` (OpenGL adapters: there the GPU work runs inside ``queue.submit``)
     submissions run on a :class:`_SubmitThread` and every operation ordered after them waits
     for it interruptibly (:meth:`_drain`). Elsewhere only a submission that may wait for
