@@ -134,7 +134,9 @@ class _Fast:
 
     def __call__(self, args: Sequence[Any]) -> Array:
         plan = self.plan
-        handles = [args[k]._buf.handle for k in plan.bufs]
+        handles = [args[k]._buf._handle for k in plan.bufs]
+        if None in handles:  # a freed buffer: Buffer.handle raises BufferFreedError
+            handles = [args[k]._buf.handle for k in plan.bufs]
         values = [args[k] for k, _ in plan.scal] if plan.scal else ()
         with self.lock:
             out = Array._output(self.dev, self.shape, self.dt, self.nbytes)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import operator
 import re
 import threading
 from collections import OrderedDict, deque
@@ -55,6 +56,7 @@ STAGING_POOL_LIMIT_BYTES = 128 * 2**20
 BIND_GROUP_CACHE = 512
 REUSE_PENDING_BYTES = 64 * 2**10  # pooled buffers this large are reused even while queued
 UNIFORM_CACHE = 256
+_ID = operator.attrgetter("id")
 
 
 class Facade:
@@ -206,6 +208,10 @@ class GPUDeviceImpl:
             facade.lock = self.lock  # the facade's async parts take the same lock
         except AttributeError:
             pass
+        if not hasattr(facade, "lost_reason"):
+            facade.lost_reason = None  # (the hot paths read it as an attribute)
+        # None when the facade keeps Facade.buffer_ok (always True): the pool skips the call
+        self._buffer_ok = None if getattr(type(facade), "buffer_ok", None) is Facade.buffer_ok else facade.buffer_ok
         self.limits = limits
         # emulated 64-bit / complex dtypes (pyaccel.dtypes.gpu_wide: INT64, FLOAT64, EMULATED_64)
         self.capabilities = capabilities | gpu_wide()
@@ -242,7 +248,7 @@ class GPUDeviceImpl:
     @property
     def is_lost(self) -> bool:
         """True once the facade reported the device lost (then every call raises)."""
-        return getattr(self.f, "lost_reason", None) is not None
+        return self.f.lost_reason is not None
 
     def _lost_error(self) -> DeviceLostError:
         return DeviceLostError(
@@ -251,7 +257,7 @@ class GPUDeviceImpl:
         )
 
     def _check(self) -> None:
-        if getattr(self.f, "lost_reason", None) is not None:
+        if self.f.lost_reason is not None:
             raise self._lost_error()
 
     def _mapped(self, exc: Exception) -> BaseException:
@@ -321,7 +327,7 @@ class GPUDeviceImpl:
                 h = free.pop()
             if h is not None:
                 self._pooled_bytes -= size
-                if not self.f.buffer_ok(h.buf):
+                if self._buffer_ok is not None and not self._buffer_ok(h.buf):
                     self._destroy(h)
                     h = None
         if h is None:
@@ -344,10 +350,21 @@ class GPUDeviceImpl:
         bind groups repeat, so a chain creates a couple of them instead of one per op.
         """
         with self.lock:
-            self._check()
+            if self.f.lost_reason is not None:
+                raise self._lost_error()
             size = self._out_sizes.get(nbytes)
             if size is None:
                 self._check_binding_size(nbytes, "an op output")
+            # (the common case, a pooled buffer of a known size, inline: one call per op)
+            elif not self._late_releases:
+                free = self._pool.get(size)
+                if free and self._buffer_ok is None:
+                    self._pooled_bytes -= size
+                    h = free.pop()
+                    stats = self.stats
+                    stats["live_buffers"] += 1
+                    stats["live_bytes"] += size
+                    return h
             return self._alloc_output(nbytes, size)
 
     def _alloc_output(self, nbytes: int, size: int | None) -> GPUBuffer:
@@ -361,7 +378,7 @@ class GPUDeviceImpl:
         if free:
             self._pooled_bytes -= size
             h = free.pop()
-            if self.f.buffer_ok(h.buf):
+            if self._buffer_ok is None or self._buffer_ok(h.buf):
                 self.stats["live_buffers"] += 1
                 self.stats["live_bytes"] += size
                 return h
@@ -378,7 +395,8 @@ class GPUDeviceImpl:
         try:
             if self.lock.acquire(blocking=False):
                 try:
-                    self._release_late()
+                    if self._late_releases:
+                        self._release_late()
                     self._release(h)
                 finally:
                     self.lock.release()
@@ -397,16 +415,16 @@ class GPUDeviceImpl:
             self._release(h)
 
     def _release(self, h: GPUBuffer) -> None:
-        if True:
-            self.stats["live_buffers"] -= 1
-            self.stats["live_bytes"] -= h.size
-            if self._pooled_bytes + h.size > POOL_LIMIT_BYTES:
-                self._destroy(h)
-                return
-            if self.is_lost:
-                return  # nothing to reuse on a lost device
-            self._pool.setdefault(h.size, []).append(h)
-            self._pooled_bytes += h.size
+        stats, size = self.stats, h.size
+        stats["live_buffers"] -= 1
+        stats["live_bytes"] -= size
+        if self._pooled_bytes + size > POOL_LIMIT_BYTES:
+            self._destroy(h)
+            return
+        if self.f.lost_reason is not None:
+            return  # nothing to reuse on a lost device
+        self._pool.setdefault(size, []).append(h)
+        self._pooled_bytes += size
 
     def _destroy(self, h: GPUBuffer) -> None:
         if h.epoch >= self._epoch and self._encoder is not None:
@@ -565,7 +583,8 @@ class GPUDeviceImpl:
         return self.f.create_buffer(size, STAGING_USAGE)
 
     def _staging_put(self, size: int, buf: Any) -> None:
-        if self._staging_bytes + size > STAGING_POOL_LIMIT_BYTES or not self.f.buffer_ok(buf):
+        if self._staging_bytes + size > STAGING_POOL_LIMIT_BYTES or (
+                self._buffer_ok is not None and not self._buffer_ok(buf)):
             self.f.destroy_buffer(buf)
             return
         self._staging.setdefault(size, []).append(buf)
@@ -671,13 +690,19 @@ class GPUDeviceImpl:
         The caller holds :attr:`lock` until it has recorded the dispatch that binds it (an
         evicted block returns to the pool and may be reused)."""
         with self.lock:
-            self._check()
+            if self.f.lost_reason is not None:
+                raise self._lost_error()
+            if self._buffer_ok is None:  # (the common case, a cached block, inline)
+                h = self._uniforms.get(data)
+                if h is not None:
+                    self._uniforms.move_to_end(data)
+                    return h
             return self._uniform(data)
 
     def _uniform(self, data: bytes) -> GPUBuffer:
         h = self._uniforms.get(data)
         if h is not None:
-            if self.f.buffer_ok(h.buf):
+            if self._buffer_ok is None or self._buffer_ok(h.buf):
                 self._uniforms.move_to_end(data)
                 return h
             del self._uniforms[data]  # its creation failed late: the pool destroys it
@@ -728,30 +753,37 @@ class GPUDeviceImpl:
         id), so the cache key is a few ints instead of a tuple per binding.
         """
         with self.lock:
-            self._check()
-            self._dispatch_bound(pipeline, key, binds, handles, workgroups)
-
-    def _dispatch_bound(self, pipeline: Any, key: int, binds: tuple[tuple[int, int], ...],
-                        handles: tuple[GPUBuffer, ...], workgroups: tuple[int, int, int]) -> None:
-        group = self._bind_group((key, *[h.id for h in handles]), pipeline,
-                                 lambda: [(b, h.buf, 0, sz) for (b, sz), h in zip(binds, handles, strict=True)])
-        self._dispatch_group(pipeline, group, handles, workgroups)
+            if self.f.lost_reason is not None:
+                raise self._lost_error()
+            gkey = (key, *map(_ID, handles))
+            ent = self._groups.get(gkey)  # (_bind_group's cache hit, inline: one call per op)
+            if ent is not None:
+                self._groups.move_to_end(gkey)
+                group = ent[0]
+            else:
+                group = self._bind_group(gkey, pipeline, lambda: [
+                    (b, h.buf, 0, sz) for (b, sz), h in zip(binds, handles, strict=True)])
+            self._dispatch_group(pipeline, group, handles, workgroups)
 
     def dispatch_group(self, pipeline: Any, group: Any, handles: tuple[GPUBuffer, ...],
                        workgroups: tuple[int, int, int]) -> None:
         """Record a dispatch with a bind group from an earlier :meth:`dispatch` over ``handles``
         (the caller checked they are still the live buffers it was made for)."""
         with self.lock:
-            self._check()
+            if self.f.lost_reason is not None:
+                raise self._lost_error()
             self._dispatch_group(pipeline, group, handles, workgroups)
 
     def _dispatch_group(self, pipeline: Any, group: Any, handles: tuple[GPUBuffer, ...],
                         workgroups: tuple[int, int, int]) -> None:
-        if self._pass is None:
-            self._pass = self.f.begin_pass(self._ensure_encoder())
+        cpass = self._pass
+        if cpass is None:
+            cpass = self._pass = self.f.begin_pass(self._ensure_encoder())
         epoch = self._epoch
         for h in handles:
             h.epoch = epoch
-        self.f.dispatch(self._pass, pipeline, group, *workgroups)
+        self.f.dispatch(cpass, pipeline, group, *workgroups)
         self.stats["dispatches"] += 1
-        self._count()
+        self._pending += 1  # (_count, inline)
+        if self._pending >= BATCH_LIMIT:
+            self.flush()

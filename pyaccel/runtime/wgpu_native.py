@@ -57,7 +57,8 @@ WANTED_LIMITS = (
 # while a failed wgpuDeviceCreateBuffer does not. Large writes go in slices of this size so
 # running out of memory shows up in create_buffer (OutOfDeviceMemoryError, recoverable).
 WRITE_SLICE = 4 * 2**20
-_POLL_MAX_SLEEP = 0.002  # longest sleep between polls of a blocking wait (seconds)
+_MAP_READ = 1  # wgpu.BufferUsage.MAP_READ
+_WAIT_SLICE = 0.05  # longest uninterrupted wait for a map (a signal interrupts it anyway)
 _DRAIN_SLICE = 0.05  # longest uninterrupted wait for the submit thread (Ctrl-C acts between)
 # PYACCEL_SUBMIT_THREAD=1 / 0 forces the submit thread on / off for every wgpu device (default:
 # on for OpenGL adapters only, see _SubmitThread)
@@ -158,7 +159,8 @@ class WgpuFacade(Facade):
 
     Private wgpu-py internals are used only through :mod:`._wgpu_direct` (``DIRECT``); when
     it is ``None`` (probe failed, or ``PYACCEL_WGPU_DIRECT=0``) only the public API is used.
-    Blocking waits poll in a loop with short sleeps, so Ctrl-C and timeouts act during them.
+    Blocking waits sleep on the map promise's event in short slices (wgpu-py's poll thread sets
+    it), so Ctrl-C and timeouts act during them.
     With ``submit_thread`` (OpenGL adapters: there the GPU work runs inside ``queue.submit``)
     submissions run on a :class:`_SubmitThread` and every operation ordered after them waits
     for it interruptibly (:meth:`_drain`). Elsewhere only a submission that may wait for
@@ -179,8 +181,10 @@ class WgpuFacade(Facade):
         self._pass_pipe: Any = None
         self._pass_group: Any = None
         self._pass_keep: list[Any] = []
+        self._queued: list[tuple[Any, Any, int, int, int]] = []  # dispatches not yet recorded
         self._layouts: dict[int, tuple[Any, Any]] = {}  # id(pipeline) -> (pipeline, group 0 layout)
         self._fence_src: Any = None
+        self._read_encoder: Any = None  # encoder holding a read's staging copy (no fence: submit)
         self._last_fence: Any = None  # fence buffer of the latest submission (None: taken)
         self._fences: list[Any] = []  # free MAP_READ fence buffers (one per concurrent wait)
         self._abandoned: list[Any] = []  # buffers whose map wait was interrupted (see _reap)
@@ -342,6 +346,8 @@ class WgpuFacade(Facade):
 
     def begin_pass(self, encoder: Any) -> Any:
         cpass = encoder.begin_compute_pass()
+        if self._queued:
+            self._record_queued()  # (into the pass they were made for; normally end_pass did)
         self._pass, self._pass_pipe, self._pass_group = cpass, None, None
         return cpass
 
@@ -349,43 +355,75 @@ class WgpuFacade(Facade):
         # set_pipeline / set_bind_group only when they change within the pass (each wgpu-py
         # call costs a few microseconds; a chain of the same kernel needs neither)
         if cpass is not self._pass:
+            if self._queued:
+                self._record_queued()
             self._pass, self._pass_pipe, self._pass_group = cpass, None, None
+        if self._direct is not None:
+            # queued, and recorded when the pass ends: one error capture for the whole run of
+            # native calls (Direct.record) instead of one per call; nothing runs before the
+            # encoder is submitted, which ends the pass first (so does every copy)
+            pipe = None
+            if pipeline is not self._pass_pipe:
+                pipe = self._pass_pipe = pipeline
+                self._pass_group = None
+                self._pass_keep.append(pipeline)
+            if group is self._pass_group:
+                self._queued.append((pipe, None, x, y, z))
+            else:
+                self._queued.append((pipe, group, x, y, z))
+                self._pass_keep.append(group)  # alive until the pass ends, as wgpu-py would
+                self._pass_group = group
+            return
         if pipeline is not self._pass_pipe:
             cpass.set_pipeline(pipeline)
             self._pass_pipe, self._pass_group = pipeline, None
-        direct = self._direct
-        if direct is not None:
-            if group is not self._pass_group:
-                direct.set_bind_group(cpass, group)
-                self._pass_keep.append(group)  # alive until the pass ends, as wgpu-py would
-                self._pass_group = group
-            direct.dispatch(cpass, x, y, z)
-            return
         if group is not self._pass_group:
             cpass.set_bind_group(0, group)
             self._pass_group = group
         cpass.dispatch_workgroups(x, y, z)
 
+    def _record_queued(self) -> None:
+        """Record the queued dispatches into their pass (see dispatch)."""
+        queued, self._queued = self._queued, []
+        try:
+            self._direct.record(self._pass, queued)
+        except Exception as exc:
+            raise self._error(exc, "computePass.dispatchWorkgroups") from exc
+
     def end_pass(self, cpass: Any) -> None:
         try:
-            cpass.end()
+            if self._queued and cpass is self._pass:
+                self._record_queued()
         finally:
-            if cpass is self._pass:
-                self._pass, self._pass_pipe, self._pass_group = None, None, None
-                self._pass_keep = []
+            try:
+                cpass.end()
+            finally:
+                if cpass is self._pass:
+                    self._pass, self._pass_pipe, self._pass_group = None, None, None
+                    self._pass_keep = []
 
     def copy(self, encoder: Any, src: Any, src_offset: int, dst: Any, dst_offset: int, n: int) -> None:
         encoder.copy_buffer_to_buffer(src, src_offset, dst, dst_offset, n)
+        if dst.usage & _MAP_READ:  # a read's staging copy: the read maps dst (see submit)
+            self._read_encoder = encoder
 
     def submit(self, encoder: Any) -> None:
-        """Submit ``encoder``, ending it with a 4-byte copy into a fence buffer (see _fence)."""
+        """Submit ``encoder``, ending it with a 4-byte copy into a fence buffer (see _fence),
+        unless it ends with a read's copy into a staging buffer: the read waits by mapping
+        that buffer, so the submission needs no fence of its own (a later wait_idle submits
+        one, through the submit thread when the device may be busy)."""
         try:
             if self._fence_src is None:
                 self._fence_src = self.device.create_buffer(size=4, usage=self.wgpu.BufferUsage.COPY_SRC)
             # the latest fence, unless a waiter took it, is reused (nobody maps it): no new
             # buffer per submit (on GL creating one would wait for a running submit, in C)
             fence = self._last_fence
-            if fence is None and self._fences:
+            if encoder is self._read_encoder:
+                self._read_encoder = None
+                if fence is not None:  # it no longer marks the latest submission
+                    self._fences.append(fence)
+                    self._last_fence = fence = None
+            elif fence is None and self._fences:
                 fence = self._fences.pop()
             elif fence is None and (self._worker is None or not self._worker.busy()):
                 fence = self.device.create_buffer(
@@ -456,13 +494,12 @@ class WgpuFacade(Facade):
             if direct is not None:
                 promise = direct.map_read_nosync(buf, offset, n)
                 mapping = True
-                direct.poll(self.device, False)
-                delay = 2e-5
-                while not direct.promise_done(promise):
+                direct.poll(self.device, False)  # finished work: the map resolves on this thread
+                # else wgpu-py's poll thread (blocking in wgpuDevicePoll while the map is
+                # pending) resolves it and wakes this wait at once; slices let the deadline act
+                while not direct.promise_wait(promise, _WAIT_SLICE if deadline is None else
+                                              max(0.0, min(_WAIT_SLICE, deadline - time.monotonic()))):
                     self._check_deadline(deadline, timeout)
-                    time.sleep(delay)
-                    delay = min(delay * 2, _POLL_MAX_SLEEP)
-                    direct.poll(self.device, False)
                 promise.sync_wait()  # resolved: runs the handler, raises a map failure
                 self._done_seq = max(self._done_seq, seq)
                 return
