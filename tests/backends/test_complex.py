@@ -10,6 +10,8 @@ the TypeError of the real-only ones), astype's rules, reductions, matmul / vecdo
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -18,6 +20,13 @@ from pyaccel.ops.table import CATEGORIES, elementwise_public
 from pyaccel.promotion import default_complex
 
 C_TYPES = ("complex64", "complex128")
+# complex128 transcendentals on a GPU are kernels over the float64 soft-float library that take
+# 10-40 s each to compile on software GPUs (lavapipe/llvmpipe): under CI=true the sweep runs
+# them for exp and log only (every other complex128 row and every complex64 row still runs);
+# without CI=true, and on cpu, it runs them all.
+_CI = os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+SLOW_C128 = frozenset({"expm1", "log1p", "log2", "log10", "pow", "sin", "cos", "tan", "sinh",
+                       "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh", "atanh"})
 
 
 @pytest.fixture
@@ -120,6 +129,8 @@ def _numpy_ref(name: str, *args):
 @pytest.mark.parametrize("row", COMPLEX_ROWS, ids=lambda r: r.name)
 def test_elementwise_complex_matches_numpy(cdev, rng, row):
     for dt in C_TYPES:
+        if dt == "complex128" and _CI and not cdev.is_cpu and row.name in SLOW_C128:
+            continue  # reduced CI form (see SLOW_C128)
         x = crand(rng, dt, (5, 7), 0.8 if row.name in ("exp", "expm1", "sinh", "cosh", "tanh",
                                                       "sin", "cos", "tan", "pow") else 3.0)
         args = [x] if row.arity == 1 else [x, crand(rng, dt, (7,), 0.8)]

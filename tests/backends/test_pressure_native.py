@@ -280,7 +280,7 @@ def test_output_above_binding_limit_is_typed(gpu_device, rng) -> None:
     if limit > 2**30:
         pytest.skip(f"max_storage_binding_size is {limit} bytes here: the test would need > 1 GiB")
     n = int((limit // 4) ** 0.5) + 64
-    o = xp.ones(n, device=gpu_device)
+    o = xp.ones(n, dtype=xp.float32, device=gpu_device)
     with pytest.raises(OutOfDeviceMemoryError, match="max_storage_binding_size") as ei:
         o[:, None] * o[None, :]
     msg = str(ei.value)

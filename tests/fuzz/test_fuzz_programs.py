@@ -91,9 +91,11 @@ _MAP64 = {"float64": "float32", "int64": "int32", "uint64": "uint32"}
 
 
 def device_dtypes(dev: Any) -> list[str]:
-    if dev.is_cpu:
-        return GPU_DTYPES + CPU_EXTRA
-    return GPU_DTYPES + (["float16"] if Capability.F16 in dev.capabilities else [])
+    """The fuzzed dtypes the device holds (from its capabilities: GPUs emulate 64-bit types)."""
+    caps = dev.capabilities
+    extra = {"int64": Capability.INT64 in caps, "uint64": Capability.INT64 in caps,
+             "float64": Capability.FLOAT64 in caps, "float16": Capability.F16 in caps}
+    return GPU_DTYPES + [d for d in CPU_EXTRA if extra[d]]
 
 
 class Mismatch(AssertionError):
@@ -313,8 +315,8 @@ class Program:
         return e
 
     def expected_dtype(self, want: np.ndarray) -> np.dtype:
-        if self.dev.is_cpu:
-            return want.dtype
+        if want.dtype.name in device_dtypes(self.dev):
+            return want.dtype  # the device holds it (cpu, and GPUs emulating 64-bit types)
         return np.dtype(_MAP64.get(want.dtype.name, want.dtype.name))
 
     def expected_value(self, want: np.ndarray) -> np.ndarray:
