@@ -208,7 +208,10 @@ class WgslLinalg:
             return sign, logabs
         _, piv, sgn = self._gauss_jordan(x, None, True)
         # pivot signs; a NaN pivot counts as positive, as in NumPy (sign 1, logabsdet NaN)
-        sg = _ew.where(_ew.less(piv, 0.0), -1.0, _ew.where(_ew.equal(piv, 0.0), 0.0, 1.0))
+        one = self.fill(Array._output(x.device, piv.shape, piv.dtype), 1.0)  # type: ignore[attr-defined]
+        # (an array operand keeps the sign in piv's dtype: two Python scalars would give the
+        # default float dtype, float64)
+        sg = _ew.where(_ew.less(piv, 0.0), -1.0, _ew.where(_ew.equal(piv, 0.0), 0.0, one))
         sign = _ew.multiply(_red.prod(sg, axis=-1), sgn)
         logabs = _red.sum(_ew.log(_ew.abs(piv)), axis=-1)
         return sign, logabs
@@ -399,7 +402,8 @@ class WgslLinalg:
         qcols = m if full_matrices else n
         r_, q = self._householder(u, qcols)
         d = self.diagonal(r_, 0)  # type: ignore[attr-defined]
-        sg = _ew.where(_ew.less(d, 0.0), -1.0, 1.0)
+        sg = _ew.where(_ew.less(d, 0.0), -1.0,
+                       self.fill(Array._output(dev, d.shape, dt), 1.0))  # type: ignore[attr-defined]
         if qcols > n:
             sg = self.concat([sg, self.fill(Array._output(dev, (batch, qcols - n), dt), 1.0)],  # type: ignore[attr-defined]
                              1, dt)

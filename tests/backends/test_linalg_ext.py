@@ -396,3 +396,16 @@ def test_large_factorizations(device, rng):
         assert np.linalg.norm(s @ v - v * w[:, None, :]) / np.linalg.norm(s) < t
         u, sv, vh = (z.to_numpy() for z in la.svd(on(device, a)))
         assert rel((u * sv[:, None, :]) @ vh, a) < t
+
+
+def test_float32_in_float32_out(device, rng) -> None:
+    """Every factorisation keeps float32 (a sign built from two Python scalars once made svd's U
+    and slogdet's sign float64 on GPUs, whose default float is float64)."""
+    a = pyaccel.asarray(rng.standard_normal((2, 5, 4)).astype(np.float32), device=device)
+    sq = pyaccel.asarray((rng.standard_normal((2, 4, 4)) + 4 * np.eye(4)).astype(np.float32),
+                         device=device)
+    spd = sq @ pyaccel.matrix_transpose(sq)
+    outs = [*la.svd(a, full_matrices=False), *la.svd(a), *la.qr(a), *la.eigh(spd), *la.slogdet(sq),
+            la.det(sq), la.inv(sq), la.solve(sq, a[:, :4, :]), la.cholesky(spd), la.svdvals(a),
+            la.pinv(a), la.matrix_norm(a, ord=2)]
+    assert [o.dtype.name for o in outs] == ["float32"] * len(outs)
