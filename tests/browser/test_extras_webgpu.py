@@ -119,7 +119,7 @@ pooled = any(h.buf == mine for lst in dev.impl._pool.values() for h in lst)
     ("usage=U.STORAGE | U.COPY_DST", "ValueError", ["COPY_SRC", "GPUBufferUsage.STORAGE"]),
     ("usage=U.MAP_READ | U.COPY_DST", "ValueError", ["STORAGE | COPY_SRC", "usage is MAP_READ | COPY_DST"]),
     ("size=64", "ValueError", ["64 bytes", "needs 400"]),
-    ("dtype=pyaccel.float64", "UnsupportedDTypeError", ["float64", "not supported on webgpu:0"]),
+    ("dtype=pyaccel.float16", "UnsupportedDTypeError", ["float16", "not supported on webgpu:0"]),
     ("mapped", "ValueError", ["mapped", "unmap()"]),
     ("not-a-buffer", "TypeError", ["must be a JS GPUBuffer"]),
     ("shape=(-1, 10)", "TypeError", ["non-negative ints"]),
