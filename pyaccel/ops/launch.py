@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import struct
-from importlib import resources
 from typing import Any
 
 from ..device import Device
@@ -41,6 +40,8 @@ PRELUDE_FAMILIES = frozenset({"reduce", "argreduce", "scan"})
 
 
 def _read(name: str) -> str:
+    from importlib import resources  # (on first use: importing it costs ~8 ms, not needed for cpu)
+
     return resources.files(__package__).joinpath(f"{name}.wgsl").read_text()
 
 

@@ -26,14 +26,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 from types import MappingProxyType
 
 from ..dtypes import MULTI_LANE, WGSL_FUNCTIONS
 
-# the multi-lane dtypes' libraries (ew_i64, ew_u64, ew_f64, ew_c64, ew_c128) present here
-_WIDE_LIBS = tuple(lib for lib in dict.fromkeys(r.functions for r in MULTI_LANE.values() if r.functions)
-                   if resources.files(__package__).joinpath(f"{lib}.wgsl").is_file())
+# the multi-lane dtypes' libraries (ew_i64, ew_u64, ew_f64, ew_c64, ew_c128); that each file
+# exists is checked by tests/unit/test_op_table.py (no file system access at import)
+_WIDE_LIBS = tuple(dict.fromkeys(r.functions for r in MULTI_LANE.values() if r.functions))
 
 # Kernel families and the WGSL files (pyaccel/ops/<name>.wgsl) that implement them.
 FAMILIES: Mapping[str, tuple[str, ...]] = MappingProxyType({
