@@ -8,7 +8,7 @@ The factorizations call one ``linalg_*`` primitive of the device's op provider
 (:class:`pyaccel.ops.provider.LinalgProvider`): NumPy's LAPACK on cpu, WGSL kernels on
 WebGPU devices (``ops/linalg_wgsl.py``: Cholesky, Gauss-Jordan/LU with partial pivoting,
 Householder QR, Jacobi eigh and SVD; dtypes without kernels take the host path listed in
-``linalg_wgsl.HOST_PATH``). Everything else is composed here from array ops and those
+``ops.host_path.HOST_PATH``). Everything else is composed here from array ops and those
 primitives, with no device branch. Failures (a singular matrix in ``solve``/``inv``, a
 matrix that is not positive definite in ``cholesky``) raise :class:`LinAlgError` naming the
 first failing batch index; on GPUs that check reads back one flag per matrix. See

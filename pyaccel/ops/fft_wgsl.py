@@ -25,8 +25,9 @@ complex64 transforms run as WGSL kernels (``fft.wgsl``):
 * n-dimensional transforms are one-dimensional transforms along each axis in turn.
 
 complex128 (and float64 input to rfft/ihfft) have no WGSL kernels yet: they take the host
-path of contract 3 (read back, NumPy, upload; exact, never downcast), listed in
-:data:`FFT_HOST_PATH` and asserted by tests/backends/test_fft_ext.py.
+path of contract 3 (:mod:`pyaccel.ops.host_path`: read back, the cpu device's ``fft_*``
+method, upload; exact, never downcast), listed in :data:`FFT_HOST_PATH` and asserted by
+tests/backends/test_fft_ext.py.
 
 No kernel loops: every invocation does one butterfly (bounded work, whatever n).
 """
@@ -40,18 +41,16 @@ from .. import _host
 from .._shapes import prod
 from ..array import Array
 from ..device import Buffer, Device
-from ..dtypes import DType, complex64, complex128, float32, float64
+from ..dtypes import DType, complex64, float32
 from ..errors import UnsupportedDTypeError
+from . import host_path as _hp
 from .launch import device_lock, grid_1d, pack, wgsl_source
 
 # (provider method, input dtype) pairs computed on the host on WebGPU devices (contract 3)
-FFT_HOST_PATH: frozenset[tuple[str, str]] = frozenset({
-    ("fft_c2c", "complex128"), ("fft_r2c", "float64"), ("fft_c2r", "complex128")})
+FFT_HOST_PATH = frozenset(p for p in _hp.HOST_PATH if p[0].startswith("fft_"))
 
 WG = 256
 _TABLE_CACHE_BYTES = 64 << 20  # twiddle / chirp tables kept per device (least recently used go)
-_COMPLEX_OF = {float32: complex64, float64: complex128}
-_REAL_OF = {complex64: float32, complex128: float64}
 
 _PREFIX_SRC = {
     False: "alias SRC = vec2<f32>;\nfn ld_src(i: u32) -> vec2<f32> { return src[i]; }\n",
@@ -156,8 +155,9 @@ class WgslFFT:
     def fft_c2c(self, x: Array, s: tuple[int, ...], axes: tuple[int, ...], forward: bool,
                 norm: str) -> Array:
         """Complex-to-complex transform over ``axes`` (lengths ``s``): fftn / ifftn."""
-        if ("fft_c2c", x.dtype.name) in FFT_HOST_PATH:
-            return self._fft_host("c2c", x, s, axes, forward, norm, x.dtype)
+        r = _hp.run(self.device, "fft_c2c", (x.dtype,), x, s, axes, forward, norm)
+        if r is not None:
+            return r
         self._fft_check(x, complex64)
         with device_lock(self.device):
             self._fft_trim()
@@ -173,8 +173,9 @@ class WgslFFT:
                 norm: str) -> Array:
         """Real-to-complex transform, the last axis halved to ``s[-1] // 2 + 1``: rfftn
         (``forward``) or the inverse direction with the inverse norm (ihfft)."""
-        if ("fft_r2c", x.dtype.name) in FFT_HOST_PATH:
-            return self._fft_host("r2c", x, s, axes, forward, norm, _COMPLEX_OF[x.dtype])
+        r = _hp.run(self.device, "fft_r2c", (x.dtype,), x, s, axes, forward, norm)
+        if r is not None:
+            return r
         self._fft_check(x, float32)
         with device_lock(self.device):
             self._fft_trim()
@@ -190,8 +191,9 @@ class WgslFFT:
                 norm: str) -> Array:
         """Complex (Hermitian half spectrum on the last axis) to real of length ``s[-1]``:
         irfftn (not ``forward``) or the forward direction with the forward norm (hfft)."""
-        if ("fft_c2r", x.dtype.name) in FFT_HOST_PATH:
-            return self._fft_host("c2r", x, s, axes, forward, norm, _REAL_OF[x.dtype])
+        r = _hp.run(self.device, "fft_c2r", (x.dtype,), x, s, axes, forward, norm)
+        if r is not None:
+            return r
         self._fft_check(x, complex64)
         with device_lock(self.device):
             self._fft_trim()
@@ -202,24 +204,6 @@ class WgslFFT:
             n = s[-1]
             return self._fft_axis(cur, axes[-1], n, forward, norm, real_in=False, herm=True,
                                   out_len=n, real_out=True)
-
-    # -- host path (contract 3) ---------------------------------------------------------------
-    def _fft_host(self, kind: str, x: Array, s: tuple[int, ...], axes: tuple[int, ...],
-                  forward: bool, norm: str, out_dtype: DType) -> Array:
-        from ..runtime.numpy_fft import numpy_fft
-
-        np = _host.numpy()
-        if np is None:
-            raise UnsupportedDTypeError(
-                f"fft of {x.dtype.name} data on {self.device.uri} runs on the host through NumPy, "
-                "which is not installed; use complex64 / float32 data or install numpy")
-        # complex128 / float64 storage is NumPy's little-endian bytes (dtype table): raw copies
-        a = np.frombuffer(x._storage_bytes(), dtype=np.dtype(x.dtype.name).newbyteorder("<"))
-        res = numpy_fft(np, kind, a.reshape(x.shape), s, axes, forward, norm, out_dtype.name)
-        out = Array._empty(self.device, tuple(res.shape), out_dtype)
-        if res.size:
-            out._buf.write(np.ascontiguousarray(res, dtype=res.dtype.newbyteorder("<")))
-        return out
 
     # -- kernels ----------------------------------------------------------------------------
     def _fft_check(self, x: Array, want: DType) -> None:

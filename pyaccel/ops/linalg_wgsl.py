@@ -21,23 +21,25 @@ A stack of matrices runs in the same dispatches (a workgroup per matrix, per (ma
 column) or per (matrix, column pair)). No invocation loops more than a few (n / 64)
 times, far below Mesa's loop cap (``gpu_kernels.MAX_LOOP``).
 
-Host path (contract 3): dtypes without kernels (see :data:`HOST_PATH`) read the input
-back, run ``numpy.linalg`` (the same functions as the cpu device) and upload the results.
-That is exact NumPy behaviour and never downcasts; it needs NumPy in the process.
+Host path (contract 3, :mod:`pyaccel.ops.host_path`): dtypes without kernels (see
+:data:`HOST_PATH`) read the input back, run the cpu device's ``linalg_*`` method
+(``numpy.linalg``) and upload the results. That is exact NumPy behaviour and never
+downcasts; it needs NumPy in the process.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .. import elementwise as _ew
 from .. import manipulation as _manip
 from .. import reductions as _red
 from .._shapes import broadcast_shapes, prod
-from ..array import Array, asarray
-from ..dtypes import DType, as_dtype
+from ..array import Array
+from ..dtypes import DType
 from . import gpu_kernels as _gk
+from . import host_path as _hp
 from .launch import device_lock, grid_1d, pack
 
 if TYPE_CHECKING:
@@ -49,10 +51,10 @@ KERNEL_DTYPES = frozenset({"float32"})
 LINALG_OPS = ("cholesky", "solve", "det", "slogdet", "qr", "eigh", "svd")
 """The provider primitives (``linalg_<op>``); every other linalg function is composed from them."""
 
-HOST_PATH = frozenset((op, dt) for op in LINALG_OPS for dt in ("float64", "complex64", "complex128"))
-"""(primitive, dtype) pairs that run on the host (NumPy) on WebGPU devices: every dtype the
-device may hold but :data:`KERNEL_DTYPES` lacks. tests/backends/test_linalg_ext.py asserts
-this exact set, so it can only shrink knowingly."""
+HOST_PATH = frozenset((op[7:], dt) for op, dt in _hp.HOST_PATH if op.startswith("linalg_"))
+"""(primitive, dtype) pairs that run on the host (NumPy) on WebGPU devices (the linalg part
+of :data:`pyaccel.ops.host_path.HOST_PATH`): every dtype the device may hold but
+:data:`KERNEL_DTYPES` lacks. tests/backends/test_linalg_ext.py asserts this exact set."""
 
 MAX_SWEEPS = 30
 """Most Jacobi sweeps (float32 converges in about 6-10 for n <= 1024)."""
@@ -93,28 +95,6 @@ class WgslLinalg:
     device: Device
 
     # -- helpers ---------------------------------------------------------------------------
-    def _np(self) -> Any:
-        import numpy
-        return numpy
-
-    def _linalg_host(self, op: str, x: Array, fn: Any, *args: Any) -> Any:
-        """Run NumPy function ``fn(np, host arrays..., *args)``; results uploaded (None kept)."""
-        from ..runtime import numpy_linalg as nl
-        if not takes_host_path(op, x.dtype):
-            raise AssertionError(f"linalg {op} on {x.dtype.name} is not in HOST_PATH")
-        np = self._np()
-        hosts = [a.to_numpy() if hasattr(a, "to_numpy") else a for a in args]
-        with np.errstate(all="ignore"):
-            res = getattr(nl, fn)(np, *hosts)
-        dev = self.device
-
-        def up(r: Any) -> Any:
-            if r is None:
-                return None
-            r = np.asarray(r)
-            return asarray(r, device=dev, dtype=as_dtype(r.dtype))
-        return tuple(up(r) for r in res) if isinstance(res, tuple) else up(res)
-
     def _copy(self, x: Array, shape: tuple[int, ...]) -> Array:
         """A fresh C-contiguous copy of ``x`` with ``shape`` (kernels write it in place)."""
         out = Array._output(self.device, shape, x.dtype)
@@ -137,9 +117,9 @@ class WgslLinalg:
 
     # -- Cholesky ----------------------------------------------------------------------------
     def linalg_cholesky(self, x: Array) -> tuple[Array, Array]:
-        if x.dtype.name not in KERNEL_DTYPES:
-            low, failed = self._linalg_host("cholesky", x, "np_cholesky", x)
-            return low, failed
+        r = _hp.run(self.device, "linalg_cholesky", (x.dtype,), x)
+        if r is not None:
+            return r
         dev = self.device
         n = x.shape[-1]
         batch = prod(x.shape[:-2])
@@ -187,9 +167,9 @@ class WgslLinalg:
         return aug, piv, sgn
 
     def linalg_solve(self, a: Array, b: Array) -> tuple[Array, Array]:
-        if a.dtype.name not in KERNEL_DTYPES:
-            x, failed = self._linalg_host("solve", a, "np_solve", a, b)
-            return x, failed
+        r = _hp.run(self.device, "linalg_solve", (a.dtype,), a, b)
+        if r is not None:
+            return r
         n = a.shape[-1]
         aug, piv, _ = self._gauss_jordan(a, b, False)
         x = aug[..., n:]
@@ -197,15 +177,16 @@ class WgslLinalg:
         return x, failed
 
     def linalg_det(self, x: Array) -> Array:
-        if x.dtype.name not in KERNEL_DTYPES:
-            return self._linalg_host("det", x, "np_det", x)
+        r = _hp.run(self.device, "linalg_det", (x.dtype,), x)
+        if r is not None:
+            return r
         _, piv, sgn = self._gauss_jordan(x, None, True)
         return _ew.multiply(_red.prod(piv, axis=-1), sgn)
 
     def linalg_slogdet(self, x: Array, real_dtype: DType) -> tuple[Array, Array]:
-        if x.dtype.name not in KERNEL_DTYPES:
-            sign, logabs = self._linalg_host("slogdet", x, "np_slogdet", x)
-            return sign, logabs
+        r = _hp.run(self.device, "linalg_slogdet", (x.dtype,), x, real_dtype)
+        if r is not None:
+            return r
         _, piv, sgn = self._gauss_jordan(x, None, True)
         # pivot signs; a NaN pivot counts as positive, as in NumPy (sign 1, logabsdet NaN)
         one = self.fill(Array._output(x.device, piv.shape, piv.dtype), 1.0)  # type: ignore[attr-defined]
@@ -255,9 +236,9 @@ class WgslLinalg:
         return a, q
 
     def linalg_qr(self, x: Array, mode: str) -> tuple[Array, Array]:
-        if x.dtype.name not in KERNEL_DTYPES:
-            q, r = self._linalg_host("qr", x, "np_qr", x, mode)
-            return q, r
+        r = _hp.run(self.device, "linalg_qr", (x.dtype,), x, mode)
+        if r is not None:
+            return r
         m, n = x.shape[-2:]
         K = min(m, n)
         bs = x.shape[:-2]
@@ -284,9 +265,9 @@ class WgslLinalg:
 
     # -- Jacobi: eigh -------------------------------------------------------------------------
     def linalg_eigh(self, x: Array, real_dtype: DType) -> tuple[Array, Array]:
-        if x.dtype.name not in KERNEL_DTYPES:
-            w, v = self._linalg_host("eigh", x, "np_eigh", x)
-            return w, v
+        r = _hp.run(self.device, "linalg_eigh", (x.dtype,), x, real_dtype)
+        if r is not None:
+            return r
         dev, dt = self.device, x.dtype
         n = x.shape[-1]
         bs = x.shape[:-2]
@@ -346,9 +327,10 @@ class WgslLinalg:
     # -- Jacobi: SVD --------------------------------------------------------------------------
     def linalg_svd(self, x: Array, full_matrices: bool, compute_uv: bool,
                    real_dtype: DType) -> tuple[Array | None, Array, Array | None]:
-        if x.dtype.name not in KERNEL_DTYPES:
-            u, s, vh = self._linalg_host("svd", x, "np_svd", x, full_matrices, compute_uv)
-            return u, s, vh
+        r = _hp.run(self.device, "linalg_svd", (x.dtype,), x, full_matrices, compute_uv,
+                    real_dtype)
+        if r is not None:
+            return r
         dev, dt = self.device, x.dtype
         bs = x.shape[:-2]
         m0, n0 = x.shape[-2:]

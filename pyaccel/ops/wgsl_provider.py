@@ -16,7 +16,6 @@ int8/int16/uint8/uint16 widened to 32 bits, float16 as f16.
 
 from __future__ import annotations
 
-import collections
 import functools
 import math
 from collections.abc import Callable, Sequence
@@ -46,6 +45,7 @@ from ..errors import UnsupportedDTypeError
 from ..promotion import check_scalar_fits
 from . import elementwise as _k
 from . import gpu_kernels as _gk
+from . import host_path as _hp
 from . import table as _table
 from .fft_wgsl import WgslFFT
 from .launch import device_lock
@@ -59,41 +59,13 @@ _DLPACK_CODES = {"vulkan": 7, "metal": 8, "webgpu": 15}
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
-_I64, _U64, _F64, _C64, _C128 = "int64", "uint64", "float64", "complex64", "complex128"
-_WIDE = frozenset({_I64, _U64, _F64, _C64, _C128})
-
-# COMMON contract 3, the host path: (op, dtype) pairs with no WGSL kernel yet on WebGPU
-# devices. They read the operands back, compute with NumPy (the cpu provider: exact, the
-# same code as cpu:0), and upload the result; never a downcast. Keys: provider ops
-# (``sum`` ... for reduce) and elementwise rows; values: the multi-lane dtypes that take
-# it (the dtype computed in, or the result's where that is the multi-lane one).
-# tests/unit/test_host_path.py pins this table and checks that every entry is taken (and
-# nothing else), so it only shrinks knowingly. Documented in docs/arrays.md.
+# the elementwise / reduction part of the host path (:mod:`.host_path`): op -> dtype names
 HOST_PATH: dict[str, frozenset[str]] = {
-    "cumulative_sum": frozenset({_C64, _C128}), "matmul": frozenset({_C64, _C128}),
-}
+    op: frozenset(d for o, d in _hp.HOST_PATH if o == op) for op, _ in _hp.HOST_PATH
+    if not op.startswith(("linalg_", "fft_"))}
+HOST_CALLS = _hp.HOST_CALLS
 # reductions a pairwise tree of elementwise passes runs for multi-lane dtypes: op -> row
 _TREE_OPS = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum"}
-# (op, dtype) -> calls taken (tests check the table against what runs)
-HOST_CALLS: collections.Counter[tuple[str, str]] = collections.Counter()
-
-
-def _host_dtype(op: str, *dts: DType) -> str | None:
-    """The dtype name under which ``op`` takes the host path, or None (a WGSL kernel runs)."""
-    names = HOST_PATH.get(op)
-    if names:
-        for d in dts:
-            if d.name in names:
-                return d.name
-    return None
-
-
-def _to_cpu(a: Any, cpu: Device) -> Any:
-    if isinstance(a, Array):
-        return asarray(a.to_numpy(), dtype=a.dtype, device=cpu)
-    if isinstance(a, (list, tuple)):
-        return type(a)(_to_cpu(v, cpu) for v in a)
-    return a
 
 
 def _row_expr(row: OpDef, dt: DType) -> str | None:
@@ -169,18 +141,6 @@ class WgslOps(WgslLinalg, WgslFFT):
         self.device = device
         self._lock = device_lock(device)
 
-    def _host(self, op: str, dtname: str, method: str, *args: Any) -> Any:
-        """Run provider method ``method`` of the cpu device (NumPy) on host copies of the
-        arrays in ``args`` and upload the result(s) here: the host path of :data:`HOST_PATH`."""
-        from ..registry import device as _device
-
-        HOST_CALLS[(op, dtname)] += 1
-        cpu = _device("cpu")
-        r = getattr(cpu.ops, method)(*_to_cpu(args, cpu))
-        if isinstance(r, tuple):  # elementwise: (result, memo)
-            r = r[0]
-        return asarray(r.to_numpy(), dtype=r.dtype, device=self.device)
-
     # -- storage -----------------------------------------------------------------------
     def layout(self, dtype: DType) -> StorageLayout:
         """The WebGPU buffer layout of ``dtype`` (the dtype table)."""
@@ -226,9 +186,10 @@ class WgslOps(WgslLinalg, WgslFFT):
         name = row.name
         if prod(shape) == 0:
             return Array._empty(dev, shape, out_dtype), None
-        hd = _host_dtype(name, cdt) if cdt in MULTI_LANE else None
-        if hd is not None:
-            return self._host(name, hd, "elementwise", row, args, shape, cdt, out_dtype), None
+        if cdt in MULTI_LANE:
+            r = _hp.run(dev, name, (cdt,), row, args, shape, cdt, out_dtype, method="elementwise")
+            if r is not None:
+                return r[0], None
         T = _k.compute_type(cdt) if not row.args or "T" in row.args else "u32"
         if row.args and all(a == "bool" for a in row.args):
             expr = row.expr("b")
@@ -521,9 +482,9 @@ class WgslOps(WgslLinalg, WgslFFT):
     def reduce(self, x: Array, axes: tuple[int, ...], shape: tuple[int, ...], op: str,
                dtype: DType) -> Array:
         """sum / prod (accumulating in ``dtype``), min / max, any / all over ``axes``."""
-        hd = _host_dtype(op, x.dtype, dtype)
-        if hd is not None:
-            return self._host(op, hd, "reduce", x, axes, shape, op, dtype)
+        r = _hp.run(self.device, op, (x.dtype, dtype), x, axes, shape, op, dtype, method="reduce")
+        if r is not None:
+            return r
         if op in ("any", "all") and x.dtype in MULTI_LANE:
             x = self.astype(x, bool_)  # truth values (NaN is truthy, -0.0 is not)
         if op in _TREE_OPS and (dtype in MULTI_LANE or x.dtype in MULTI_LANE):
@@ -648,9 +609,9 @@ class WgslOps(WgslLinalg, WgslFFT):
 
     @_locked
     def mean(self, x: Array, axes: tuple[int, ...], shape: tuple[int, ...], dtype: DType) -> Array:
-        hd = _host_dtype("mean", x.dtype, dtype)
-        if hd is not None:
-            return self._host("mean", hd, "mean", x, axes, shape, dtype)
+        r = _hp.run(self.device, "mean", (x.dtype, dtype), x, axes, shape, dtype)
+        if r is not None:
+            return r
         if dtype in MULTI_LANE or x.dtype in MULTI_LANE:  # the tree's sum / n
             src = x if x.dtype is dtype else self.astype(x, dtype)
             xx, outer, n, inner = self._layout3(src, axes)
@@ -664,9 +625,9 @@ class WgslOps(WgslLinalg, WgslFFT):
     @_locked
     def var(self, x: Array, axes: tuple[int, ...], shape: tuple[int, ...], correction: float,
             dtype: DType) -> Array:
-        hd = _host_dtype("var", x.dtype, dtype)
-        if hd is not None:
-            return self._host("var", hd, "var", x, axes, shape, correction, dtype)
+        r = _hp.run(self.device, "var", (x.dtype, dtype), x, axes, shape, correction, dtype)
+        if r is not None:
+            return r
         if dtype in MULTI_LANE or x.dtype in MULTI_LANE:  # NumPy's two passes, as trees
             src = x if x.dtype is dtype else self.astype(x, dtype)
             xx, outer, n, inner = self._layout3(src, axes)
@@ -687,9 +648,9 @@ class WgslOps(WgslLinalg, WgslFFT):
     def argreduce(self, x: Array, axis: int | None, shape: tuple[int, ...], op: str,
                   dtype: DType) -> Array:
         """argmin / argmax along ``axis`` (of the flattened array when None)."""
-        hd = _host_dtype(op, x.dtype)
-        if hd is not None:
-            return self._host(op, hd, "argreduce", x, axis, shape, op, dtype)
+        r = _hp.run(self.device, op, (x.dtype,), x, axis, shape, op, dtype, method="argreduce")
+        if r is not None:
+            return r
         if x.dtype in MULTI_LANE:
             return self._arg_wide(x, axis, shape, op, dtype)
         idt = int32 if dtype in MULTI_LANE else dtype  # the kernel writes int32 indices
@@ -706,9 +667,9 @@ class WgslOps(WgslLinalg, WgslFFT):
 
     @_locked
     def cumulative_sum(self, x: Array, axis: int, include_initial: bool, dtype: DType) -> Array:
-        hd = _host_dtype("cumulative_sum", x.dtype, dtype)
-        if hd is not None:
-            return self._host("cumulative_sum", hd, "cumulative_sum", x, axis, include_initial, dtype)
+        r = _hp.run(self.device, "cumulative_sum", (x.dtype, dtype), x, axis, include_initial, dtype)
+        if r is not None:
+            return r
         if dtype in MULTI_LANE or x.dtype in MULTI_LANE:
             src = x if x.dtype is dtype else self.astype(x, dtype)
             outer, n, inner = prod(x.shape[:axis]), x.shape[axis], prod(x.shape[axis + 1:])
@@ -729,10 +690,10 @@ class WgslOps(WgslLinalg, WgslFFT):
     def sort(self, x: Array, axis: int, descending: bool, stable: bool, indices: bool,
              dtype: DType) -> Array:
         """Sorted values (``dtype`` = x's) or sorting indices (``dtype`` = the index dtype)."""
-        hd = _host_dtype("argsort" if indices else "sort", x.dtype)
-        if hd is not None:
-            return self._host("argsort" if indices else "sort", hd, "sort", x, axis, descending, stable,
-                              indices, dtype)
+        r = _hp.run(self.device, "argsort" if indices else "sort", (x.dtype,), x, axis, descending,
+                    stable, indices, dtype, method="sort")
+        if r is not None:
+            return r
         last = axis == x.ndim - 1
         xx = x if last else _manip.moveaxis(x, axis, -1)
         outer = prod(xx.shape[:-1])
@@ -751,9 +712,9 @@ class WgslOps(WgslLinalg, WgslFFT):
     @_locked
     def matmul(self, x1: Array, x2: Array, dtype: DType) -> Array:
         """NumPy's matmul (1-D operands promoted, batch dims broadcast) in ``dtype``."""
-        hd = _host_dtype("matmul", dtype, x1.dtype, x2.dtype)
-        if hd is not None:
-            return self._host("matmul", hd, "matmul", x1, x2, dtype)
+        r = _hp.run(self.device, "matmul", (dtype, x1.dtype, x2.dtype), x1, x2, dtype)
+        if r is not None:
+            return r
         dev, dt = self.device, dtype
         a_shape = (1,) + x1.shape if x1.ndim == 1 else x1.shape
         b_shape = x2.shape + (1,) if x2.ndim == 1 else x2.shape
@@ -789,9 +750,9 @@ class WgslOps(WgslLinalg, WgslFFT):
 
     @_locked
     def softmax(self, x: Array, axis: int) -> Array:
-        hd = _host_dtype("softmax", x.dtype)
-        if hd is not None:
-            return self._host("softmax", hd, "softmax", x, axis)
+        r = _hp.run(self.device, "softmax", (x.dtype,), x, axis)
+        if r is not None:
+            return r
         if x.dtype in MULTI_LANE:  # exp(x - max) / sum(...), the reductions as trees
             xx = x if axis == x.ndim - 1 else _manip.moveaxis(x, axis, -1)
             rows, n = prod(xx.shape[:-1]), xx.shape[-1]
@@ -811,9 +772,9 @@ class WgslOps(WgslLinalg, WgslFFT):
 
     @_locked
     def logsumexp(self, x: Array, axis: int, keepdims: bool) -> Array:
-        hd = _host_dtype("logsumexp", x.dtype)
-        if hd is not None:
-            return self._host("logsumexp", hd, "logsumexp", x, axis, keepdims)
+        r = _hp.run(self.device, "logsumexp", (x.dtype,), x, axis, keepdims)
+        if r is not None:
+            return r
         if x.dtype in MULTI_LANE:  # log(sum(exp(x - m))) + m, m the finite max (else 0)
             xx = x if axis == x.ndim - 1 else _manip.moveaxis(x, axis, -1)
             rows, n = prod(xx.shape[:-1]), xx.shape[-1]

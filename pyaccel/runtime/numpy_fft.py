@@ -1,6 +1,6 @@
 """The fft family of the NumPy op provider (mixin :class:`NumpyFFT` of ``NumpyOps``): NumPy's
 ``np.fft`` (pocketfft; single precision stays single precision since NumPy 2.0), also the
-host path of the WGSL provider for dtypes without kernels (:func:`numpy_fft`).
+host path of the WGSL provider for dtypes without kernels (:mod:`pyaccel.ops.host_path`).
 
 The provider methods' three kinds map to NumPy as follows (1-D: exactly NumPy's own
 definitions of ``ihfft`` and ``hfft``):

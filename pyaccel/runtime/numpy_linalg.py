@@ -1,8 +1,8 @@
 """The ``linalg`` primitives of the cpu op provider (mixin :class:`NumpyLinalg` of
 :class:`~pyaccel.runtime.numpy_ops.NumpyOps`): ``numpy.linalg`` on views of the buffers.
 
-The module-level ``np_*`` functions take and return NumPy arrays; the GPU provider's host
-path (:data:`pyaccel.ops.linalg_wgsl.HOST_PATH`) calls the same functions, so a dtype that
+The module-level ``np_*`` functions take and return NumPy arrays. The GPU provider's host
+path (:data:`pyaccel.ops.host_path.HOST_PATH`) runs this provider's methods, so a dtype that
 has no WGSL kernel yet gets exactly NumPy's values there too.
 
 Failures are not raised here: a matrix NumPy refuses (singular in ``solve``, not positive
