@@ -24,7 +24,6 @@ ABAB-interleaved (see ``common.interleaved``) and reported as the ratio of media
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -34,9 +33,11 @@ from typing import Any
 
 if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from common import ROOT, Row, ensure_path, interleaved, machine_info, median, table, write_json
+    import common
+    from common import ROOT, Row, ensure_path, interleaved, median, table
 else:
-    from .common import ROOT, Row, ensure_path, interleaved, machine_info, median, table, write_json
+    from . import common
+    from .common import ROOT, Row, ensure_path, interleaved, median, table
 
 ensure_path()
 
@@ -371,32 +372,14 @@ def run(quick: bool = False, device: str = "vulkan:0", write: bool = True) -> di
     sizes = [4 * 2**10, 2**20] + ([] if quick else [64 * 2**20])
     rows += bench_transfers(dev, raw, sizes, budget_s=0.5 if quick else 2.0)
     rows += bench_cold(device, rounds=3 if quick else 9)
-    result = {
-        "benchmark": "core",
-        "quick": quick,
-        "device": device,
-        "machine": machine_info(dev),
-        "seconds": round(time.perf_counter() - t0, 1),
-        "rows": [r.as_dict() for r in rows],
-        "all_targets_met": all(r.met for r in rows),
-    }
-    if write:
-        result["written_to"] = str(write_json("core-quick.json" if quick else "core.json", result))
+    res = common.result("core", rows, quick=quick, device=device, dev=dev, t0=t0, write=write)
     print(table(rows))
-    return result
+    return res
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--quick", action="store_true", help="fewer rounds, no 64 MiB transfers")
-    p.add_argument("--device", default="vulkan:0")
-    args = p.parse_args(argv)
-    res = run(quick=args.quick, device=args.device)
-    m = res["machine"]
-    print(f"\n{m['cpu']} ({m['cpu_count']} cores), Python {m['python']}, wgpu {m['wgpu']}, "
-          f"{m['device']['name']} / {m['device']['driver']}; {res['seconds']} s")
-    print(f"results: {res.get('written_to')}")
-    return 0 if res["all_targets_met"] else 1
+    args = common.arg_parser(__doc__, "fewer rounds, no 64 MiB transfers").parse_args(argv)
+    return common.report(run(quick=args.quick, device=args.device), strict=True)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ and an upload. Writes ``benchmarks/results/dtypes.json``.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from typing import Any
@@ -22,9 +21,9 @@ import numpy as np
 
 if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from common import ensure_path, interleaved, machine_info, write_json
+    from common import arg_parser, ensure_path, interleaved, machine_info, write_json
 else:
-    from .common import ensure_path, interleaved, machine_info, write_json
+    from .common import arg_parser, ensure_path, interleaved, machine_info, write_json
 
 ensure_path()
 
@@ -80,12 +79,10 @@ def run(device: str = "vulkan:0", quick: bool = False, rounds: int = 5) -> dict[
     return out
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--device", default="vulkan:0")
-    p.add_argument("--quick", action="store_true")
+def main(argv: list[str] | None = None) -> None:
+    p = arg_parser(__doc__, "smaller sizes (2^18 elements, matmul 128)")
     p.add_argument("--rounds", type=int, default=5)
-    a = p.parse_args()
+    a = p.parse_args(argv)
     run(a.device, a.quick, a.rounds)
 
 

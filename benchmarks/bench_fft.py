@@ -28,7 +28,6 @@ is recorded, with no target.
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import sys
@@ -37,9 +36,11 @@ from typing import Any
 
 if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from common import ensure_path, fmt_time, interleaved, machine_info, median, write_json
+    import common
+    from common import ensure_path, fmt_time, interleaved, median, write_json
 else:
-    from .common import ensure_path, fmt_time, interleaved, machine_info, median, write_json
+    from . import common
+    from .common import ensure_path, fmt_time, interleaved, median, write_json
 
 ensure_path()
 
@@ -252,31 +253,18 @@ def run(quick: bool = False, device: str = "vulkan:0", write: bool = True) -> di
         raise ValueError("bench_fft measures the WGSL kernels: pass a GPU device URI (vulkan:0, gl:0)")
     t0 = time.perf_counter()
     res = Results()
-    load0 = os.getloadavg() if hasattr(os, "getloadavg") else None
+    load0 = common.load_average()
     bench_fft(dev, res, quick)
     bench_naive(dev, res, quick)
-    load1 = os.getloadavg() if hasattr(os, "getloadavg") else None
-    result = {
-        "benchmark": "fft",
-        "quick": quick,
-        "device": device,
-        "machine": machine_info(dev),
-        "load_average": {"start": load0, "end": load1},
-        "seconds": round(time.perf_counter() - t0, 1),
-        "rows": res.rows,
-        "targets": res.targets,
-        "all_targets_met": all(t["met"] for t in res.targets),
-    }
-    if write:
-        result["written_to"] = str(write_json("fft-quick.json" if quick else "fft.json", result))
+    load = {"start": load0, "end": common.load_average()}
+    out = common.result("fft", res.rows, quick=quick, device=device, dev=dev, t0=t0, write=write,
+                        targets=res.targets, load_average=load)
     print(table(res))
-    return result
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--quick", action="store_true", help="fewer rounds")
-    p.add_argument("--device", default=os.environ.get("PYACCEL_BENCH_DEVICE", "vulkan:0"))
+    p = common.arg_parser(__doc__, "fewer rounds")
     p.add_argument("--accuracy", action="store_true",
                    help="print the error against NumPy per size instead (docs/fft.md)")
     args = p.parse_args(argv)
@@ -284,14 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = accuracy(args.device)
         print(f"results: {write_json('fft-accuracy.json', {'device': args.device, 'rows': rows})}")
         return 0
-    res = run(quick=args.quick, device=args.device)
-    m = res["machine"]
-    la = res["load_average"]["start"]
-    load = f"; load average {la[0]:.2f} at start" if la else ""
-    print(f"\n{m['cpu']} ({m['cpu_count']} cores), Python {m['python']}, wgpu {m['wgpu']}, NumPy "
-          f"{m['numpy']}, {m['device']['name']} / {m['device']['driver']}{load}; {res['seconds']} s")
-    print(f"results: {res.get('written_to')}")
-    return 0
+    return common.report(run(quick=args.quick, device=args.device))
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ copy bandwidth; matmul 1024 >= 4 GFLOP/s and faster than the naive kernel.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -31,15 +30,19 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+if __package__ in (None, ""):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from common import RESULTS_DIR, arg_parser, ensure_path, load_average
+else:
+    from .common import RESULTS_DIR, arg_parser, ensure_path, load_average
+
+ensure_path()
 
 import pyaccel  # noqa: E402
 from pyaccel import dtypes  # noqa: E402
 from pyaccel.ops import gpu_kernels as gk  # noqa: E402
 
-RESULTS = ROOT / "benchmarks" / "results" / "kernels.json"
+RESULTS = RESULTS_DIR / "kernels.json"
 
 
 def sync(dev: Any, buf: Any = None) -> None:
@@ -87,10 +90,8 @@ def upload(dev: Any, a: np.ndarray) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--device", default=os.environ.get("PYACCEL_BENCH_DEVICE", "vulkan:0"))
+    ap = arg_parser(__doc__, "smaller sizes (smoke run)")
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--quick", action="store_true", help="smaller sizes (smoke run)")
     ap.add_argument("--out", default=str(RESULTS))
     args = ap.parse_args(argv)
 
@@ -182,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         f"matmul {big} >= 4 GFLOP/s": mm[big]["tiled"] >= 4.0,
         f"matmul {big} tiled faster than naive": mm[big]["tiled"] > mm[big]["naive"],
     }
-    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    load = load_average()
     load_s = f"; load average {load[0]:.2f}" if load else ""
     print(f"device: {dev.uri} ({dev.name}); numpy {np.__version__}; median of {rep} runs{load_s}")
     print(f"{'benchmark':38s} {'impl':16s} {'ms':>10s} {'GB/s':>8s} {'GFLOP/s':>8s} {'vs copy':>8s}")

@@ -22,13 +22,10 @@ the residual norms.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 # NumPy single-threaded: in one process with lavapipe's worker threads, OpenBLAS's own
@@ -39,13 +36,15 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+if __package__ in (None, ""):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from common import ROOT, arg_parser, ensure_path, write_json
+else:
+    from .common import ROOT, arg_parser, ensure_path, write_json
+
+ensure_path()
 
 import pyaccel  # noqa: E402
-
-RESULTS = ROOT / "benchmarks" / "results" / "linalg.json"
 
 
 def best_time(fn: Callable[[], Any], repeat: int) -> float:
@@ -140,16 +139,14 @@ def accuracy(dev: Any, sizes: list[int]) -> None:
         print(f"| pinv | {n} | {maxrel(la.pinv(d(g)).to_numpy(), np.linalg.pinv(g64)):.1e} | |", flush=True)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--device", default="vulkan:0")
+def main(argv: list[str] | None = None) -> None:
+    ap = arg_parser(__doc__, "sizes 64 and 256, one repeat")
     ap.add_argument("--sizes", type=int, nargs="+", default=[256, 1024])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--budget", type=float, default=120.0, help="seconds one timed call may take")
     ap.add_argument("--ops", nargs="+", default=["solve", "cholesky", "qr", "svd", "eigh"])
-    ap.add_argument("--quick", action="store_true", help="sizes 64 and 256, one repeat")
     ap.add_argument("--accuracy", action="store_true", help="print the accuracy table instead")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.accuracy:
         accuracy(pyaccel.device(args.device), args.sizes)
         return
@@ -181,9 +178,7 @@ def main() -> None:
             last[op] = (n, t_g)
             rows.append({"case": f"{op} {n}", "pyaccel_s": t_g, "numpy_s": t_np, "ratio": t_g / t_np})
             print(f"{op + ' ' + str(n):<16}{t_g:>12.4f}{t_np:>12.4f}{t_g / t_np:>10.1f}")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({"device": dev.uri, "rows": rows}, indent=1))
-    print(f"wrote {RESULTS.relative_to(ROOT)}")
+    print(f"wrote {write_json('linalg.json', {'device': dev.uri, 'rows': rows}).relative_to(ROOT)}")
 
 
 def _once(fn: Callable[[], Any]) -> float:

@@ -38,7 +38,6 @@ the whole chain including the GPU work and the read is reported next to raw wgpu
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -49,10 +48,12 @@ if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from bench_core import Raw, _adapter
 
-    from common import ensure_path, fmt_time, interleaved, machine_info, median, write_json
+    import common
+    from common import ensure_path, fmt_time, interleaved, median
 else:
+    from . import common
     from .bench_core import Raw, _adapter
-    from .common import ensure_path, fmt_time, interleaved, machine_info, median, write_json
+    from .common import ensure_path, fmt_time, interleaved, median
 
 ensure_path()
 
@@ -460,44 +461,22 @@ def run(quick: bool = False, device: str = "vulkan:0", write: bool = True) -> di
     raw = Raw(wgpu, gpu_device) if gpu_device is not None else Raw(wgpu, adapter=_adapter(wgpu, dev.api))
     t0 = time.perf_counter()
     res = Results()
-    load0 = os.getloadavg() if hasattr(os, "getloadavg") else None
+    load0 = common.load_average()
     copy_gbs = bench_copy(dev, res, quick)
     bench_elementwise(dev, raw, res, copy_gbs, quick)
     bench_reductions(dev, res, copy_gbs, quick)
     bench_matmul(dev, raw, res, quick)
     bench_chain(dev, raw, res, quick)
-    load1 = os.getloadavg() if hasattr(os, "getloadavg") else None
-    result = {
-        "benchmark": "ops",
-        "quick": quick,
-        "device": device,
-        "machine": machine_info(dev),
-        "load_average": {"start": load0, "end": load1},
-        "copy_gbs": round(copy_gbs, 3),
-        "seconds": round(time.perf_counter() - t0, 1),
-        "rows": res.rows,
-        "targets": res.targets,
-        "all_targets_met": all(t["met"] for t in res.targets),
-    }
-    if write:
-        result["written_to"] = str(write_json("ops-quick.json" if quick else "ops.json", result))
+    load = {"start": load0, "end": common.load_average()}
+    out = common.result("ops", res.rows, quick=quick, device=device, dev=dev, t0=t0, write=write,
+                        targets=res.targets, load_average=load, copy_gbs=round(copy_gbs, 3))
     print(table(res))
-    return result
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--quick", action="store_true", help="fewer rounds (about a minute or less)")
-    p.add_argument("--device", default=os.environ.get("PYACCEL_BENCH_DEVICE", "vulkan:0"))
-    args = p.parse_args(argv)
-    res = run(quick=args.quick, device=args.device)
-    m = res["machine"]
-    la = res["load_average"]["start"]
-    load = f"; load average {la[0]:.2f} at start" if la else ""
-    print(f"\n{m['cpu']} ({m['cpu_count']} cores), Python {m['python']}, wgpu {m['wgpu']}, NumPy "
-          f"{m['numpy']}, {m['device']['name']} / {m['device']['driver']}{load}; {res['seconds']} s")
-    print(f"results: {res.get('written_to')}")
-    return 0
+    args = common.arg_parser(__doc__, "fewer rounds (about a minute or less)").parse_args(argv)
+    return common.report(run(quick=args.quick, device=args.device))
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ the medians is stable even on a small, busy machine.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -148,6 +149,52 @@ def write_json(name: str, data: dict[str, Any]) -> Path:
     path = RESULTS_DIR / name
     path.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n")
     return path
+
+
+def load_average() -> tuple[float, float, float] | None:
+    """``os.getloadavg()``, or None where the platform has none."""
+    return os.getloadavg() if hasattr(os, "getloadavg") else None
+
+
+def result(name: str, rows: Sequence[Row | dict[str, Any]], *, quick: bool, device: str, t0: float,
+           dev: Any = None, targets: list[dict[str, Any]] | None = None, write: bool = True,
+           **extra: Any) -> dict[str, Any]:
+    """A run's results: ``benchmark``, ``quick``, ``device``, ``machine`` (of ``dev``), the
+    ``extra`` fields, ``seconds`` since ``t0`` (a ``time.perf_counter()``), ``rows`` (Rows as
+    dicts), ``targets`` (when given) and ``all_targets_met`` (every target met, or without
+    targets every row). With ``write`` also written to ``<name>[-quick].json`` in RESULTS_DIR,
+    its path under ``written_to``."""
+    out: dict[str, Any] = {"benchmark": name, "quick": quick, "device": device,
+                           "machine": machine_info(dev), **extra,
+                           "seconds": round(time.perf_counter() - t0, 1),
+                           "rows": [r.as_dict() if isinstance(r, Row) else r for r in rows]}
+    if targets is not None:
+        out["targets"] = targets
+    out["all_targets_met"] = all(t["met"] for t in (out["rows"] if targets is None else targets))
+    if write:
+        out["written_to"] = str(write_json(f"{name}-quick.json" if quick else f"{name}.json", out))
+    return out
+
+
+def arg_parser(doc: str | None, quick_help: str) -> argparse.ArgumentParser:
+    """``--quick`` and ``--device`` (default ``$PYACCEL_BENCH_DEVICE``, else ``vulkan:0``);
+    the description is the first paragraph of ``doc``."""
+    p = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help=quick_help)
+    p.add_argument("--device", default=os.environ.get("PYACCEL_BENCH_DEVICE", "vulkan:0"))
+    return p
+
+
+def report(res: dict[str, Any], *, strict: bool = False) -> int:
+    """Print the machine line of a ``result`` and where it was written; the exit status
+    (with ``strict``, 1 when a target was missed)."""
+    m, d = res["machine"], res["machine"].get("device") or {}
+    la = (res.get("load_average") or {}).get("start")
+    load = f"; load average {la[0]:.2f} at start" if la else ""
+    print(f"\n{m['cpu']} ({m['cpu_count']} cores), Python {m['python']}, wgpu {m['wgpu']}, NumPy "
+          f"{m['numpy']}, {d.get('name')} / {d.get('driver')}{load}; {res['seconds']} s")
+    print(f"results: {res.get('written_to')}")
+    return 1 if strict and not res["all_targets_met"] else 0
 
 
 def ensure_path() -> None:

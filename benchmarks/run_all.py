@@ -30,7 +30,7 @@ import bench_core  # noqa: E402
 import bench_kernels  # noqa: E402
 import bench_ops  # noqa: E402
 
-from common import RESULTS_DIR, machine_info, write_json  # noqa: E402
+from common import RESULTS_DIR, load_average, machine_info, write_json  # noqa: E402
 
 SECTIONS = ("core", "kernels", "ops")
 
@@ -62,7 +62,7 @@ def run(quick: bool = False, device: str = "vulkan:0", only: tuple[str, ...] = S
     fns = {"core": _core, "kernels": _kernels, "ops": _ops}
     summary: dict[str, Any] = {"quick": quick, "device": device, "sections": {}}
     t_all = time.perf_counter()
-    load0 = os.getloadavg() if hasattr(os, "getloadavg") else None
+    load0 = load_average()
     for name in only:
         print(f"\n=== bench_{name} ({'quick' if quick else 'full'}, {device}) ===", flush=True)
         t0 = time.perf_counter()
@@ -74,7 +74,7 @@ def run(quick: bool = False, device: str = "vulkan:0", only: tuple[str, ...] = S
             summary["sections"][name] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
         summary["sections"][name]["seconds"] = round(time.perf_counter() - t0, 1)
     summary["seconds"] = round(time.perf_counter() - t_all, 1)
-    summary["load_average"] = {"start": load0, "end": os.getloadavg() if hasattr(os, "getloadavg") else None}
+    summary["load_average"] = {"start": load0, "end": load_average()}
     try:
         import pyaccel
 
