@@ -1,4 +1,4 @@
-"""COMMON contract 3, the host path of WebGPU devices: an (op, dtype) pair with no WGSL kernel
+"""The host path of WebGPU devices: an (op, dtype) pair with no WGSL kernel
 yet reads its operands back, runs the cpu provider's same method on them (NumPy: exact, the
 same code as cpu:0) and uploads the result; never a downcast.
 
