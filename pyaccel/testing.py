@@ -76,8 +76,8 @@ def assert_allclose_dtype(actual: Any, expected: Any, dtype: Any = None, *, rtol
     """Assert ``actual`` matches ``expected`` within the tolerance of ``dtype``.
 
     ``dtype`` defaults to ``expected``'s dtype; floats use ``|a - e| <= atol + rtol * |e|``
-    (NaN matches NaN, inf matches the same inf), integers and bool compare exactly.
-    On failure the AssertionError names the number of bad elements, the worst index,
+    (NaN matches NaN, inf matches the same inf), complex values per component (real and
+    imaginary parts each), integers and bool compare exactly. On failure the AssertionError names the number of bad elements, the worst index,
     both values and the tolerance.
     """
     import numpy as np
@@ -93,6 +93,11 @@ def assert_allclose_dtype(actual: Any, expected: Any, dtype: Any = None, *, rtol
         raise AssertionError(f"{prefix}shape mismatch: actual {a.shape} vs expected {e.shape}")
     if a.size == 0:
         return
+    if e.dtype.kind == "c" or a.dtype.kind == "c":
+        # per component (the table's complex rows): astype(float64) would drop the imaginary
+        # part; the worst index gets a last entry, 0 for the real part and 1 for the imaginary
+        a = np.stack([a.real, a.imag if a.dtype.kind == "c" else np.zeros_like(a)], axis=-1)
+        e = np.stack([e.real, e.imag if e.dtype.kind == "c" else np.zeros_like(e)], axis=-1)
     if e.dtype.kind in "fc" or a.dtype.kind in "fc":
         af = a.astype(np.float64)
         ef = e.astype(np.float64)

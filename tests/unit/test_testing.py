@@ -85,6 +85,21 @@ def test_allclose_integers_are_exact() -> None:
         assert_allclose_dtype(np.array([2**32 - 2, 0], np.uint32), u)
 
 
+def test_allclose_complex_compares_both_parts() -> None:
+    """The imaginary part counts (astype(float64) used to drop it, so 1+1j matched 1+5j)."""
+    e = np.array([1 + 1j, 2 - 3j, -4 + 0.5j], np.complex64)
+    assert_allclose_dtype(e * np.float32(1 + 5e-6), e)
+    a = e.copy()
+    a[1] = 2 - 2j
+    with pytest.raises(AssertionError, match=r"1 of 6 .*\(complex64\); worst at index \[1, 1\]"):
+        assert_allclose_dtype(a, e)
+    with pytest.raises(AssertionError, match=r"index \[0, 1\]"):
+        assert_allclose_dtype(np.array([1 + 5j]), np.array([1 + 1j]))
+    with pytest.raises(AssertionError, match=r"1 of 2 .*worst at index \[1\]"):
+        assert_allclose_dtype(np.complex128(3j), np.complex128(3.003j))
+    assert_allclose_dtype(np.array([np.nan + 1j]), np.array([np.nan + 1j]))
+
+
 def test_allclose_shape_and_overrides() -> None:
     with pytest.raises(AssertionError, match=r"shape mismatch: actual \(3,\) vs expected \(4,\)"):
         assert_allclose_dtype(np.zeros(3), np.zeros(4))
