@@ -16,6 +16,9 @@ constants; entry points bind explicit binding numbers, see :func:`_dispatch`):
   barriers). ``inner > 1`` or short rows: one thread per output column (``cols``; four
   columns and vec4 loads when ``inner % 4 == 0``: ``cols4``). Long axes are split in
   chunks and the partials (kept in the accumulator type) reduced again until one is left.
+* ``reduce64.wgsl`` — :func:`sum64_axis`: integer sums accumulated in 64 bits (two u32
+  words, add with carry) from 32-bit or 64-bit integer data, int64 / uint64 partials; the
+  same plans and layouts as ``reduce.wgsl`` (``cols4`` runs as ``cols``).
 * ``scan.wgsl`` — :func:`cumsum_axis`: per-tile workgroup scan (tile totals from a
   reduce pass, scanned recursively, added as offsets); per-column sequential scans for
   ``inner > 1`` and on software devices.
@@ -36,7 +39,8 @@ Semantics the caller relies on:
 
 * integer sums, products, cumulative sums and matmuls wrap modulo 2**32 in the storage
   type (i32 / u32); narrow integer dtypes (int8 ...) stored widened are *not* wrapped
-  here — wrap the result to the narrow type as for any other op;
+  here — wrap the result to the narrow type as for any other op; :func:`sum64_axis` sums
+  integers in 64 bits instead (vec2<u32> result, wrapping modulo 2**64);
 * f16 data is accumulated in f32 (sums, products, scans, matmul, softmax, variance);
 * min / max / argmin / argmax: NaN wins and the first NaN's index is returned (NumPy);
   ties in argmin / argmax return the first occurrence;
@@ -92,8 +96,10 @@ _COL_CHUNK_MIN = 64
 # iteration, cols / cols4 / the scan's cols one step of n per iteration; argreduce rows
 # one element per thread (>= 64 threads) per iteration. The slack covers tree
 # reductions (<= 9 iterations) and scalar head / tail loops (<= 3 iterations each).
+# reduce64.wgsl on 64-bit data reads half as many elements per vec4: "rows64" / "seg64".
 _MAX_CHUNK = {"rows": (MAX_LOOP - 64) * 8 * 64, "seg": (MAX_LOOP - 64) * 16,
-              "cols": MAX_LOOP - 64, "cols4": MAX_LOOP - 64, "argrows": (MAX_LOOP - 64) * 64}
+              "cols": MAX_LOOP - 64, "cols4": MAX_LOOP - 64, "argrows": (MAX_LOOP - 64) * 64,
+              "rows64": (MAX_LOOP - 64) * 4 * 64, "seg64": (MAX_LOOP - 64) * 8}
 _SCAN_ITEMS = 4
 _SCAN_TILE = WG * _SCAN_ITEMS
 
@@ -320,6 +326,52 @@ def _reduce(device: Device, x: Buffer, T: str, A: str, R: str, outer: int, n: in
         if code == 6:
             code, aux = 0, None  # later passes add up the partial sums of squares
         cur, cur_t, owned, n = out, A, True, nchunks
+
+
+def _plan64(device: Device, outer: int, n: int, inner: int, wide: bool) -> tuple[str, int, int]:
+    """(mode, nchunks, chunk) of one reduce64.wgsl pass (``wide``: 64-bit input), within MAX_LOOP."""
+    mode, nchunks, chunk = _plan_free(device, outer, n, inner)
+    if mode == "cols4":
+        mode = "cols"
+    kind = mode + "64" if wide and mode in ("rows", "seg") else mode
+    return _bounded(mode, n, nchunks, chunk, kind)
+
+
+@_locked
+def sum64_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: int) -> Buffer:
+    """Sum over n of integer (or bool) x viewed as (outer, n, inner), accumulated in 64 bits:
+    (outer, inner) elements as vec2<u32> (int64 / uint64 storage; the bits are the same for
+    both), wrapping modulo 2**64 like NumPy. ``dt``: bool, int8..int64 or uint8..uint64
+    (32-bit storage is sign-extended for signed dtypes). ``n == 0`` gives zeros."""
+    _check_gpu(device, "sum64_axis")
+    _dims("sum64_axis", outer=outer, n=n, inner=inner)
+    if dt.kind not in "biu":
+        raise UnsupportedDTypeError(f"sum64_axis: needs integer or bool data, got {dt.name}")
+    wide = dt in MULTI_LANE
+    signed = dt.kind == "i" and not wide
+    cur, owned = x, False
+    while True:
+        mode, nchunks, chunk = _plan64(device, outer, n, inner, wide)
+        count = outer * nchunks * inner
+        out = device.malloc(count * 8)
+        if count:
+            consts: dict[str, float] = {"WIDE": float(wide), "SIGNED": float(signed)}
+            if mode == "rows":
+                total = outer * nchunks
+                consts["WG"] = _rows_wg(n)
+                grid = _groups(device, total)
+                bindings = [(0, cur), (1, out), (3, cur)]
+            else:
+                total = count if mode == "cols" else outer * nchunks
+                grid = _threads(device, total)
+                bindings = [(0, cur), (1, out)] + ([(3, cur)] if mode == "seg" else [])
+            params = pack("8I", outer, n, inner, chunk, nchunks, total, 0, 0)
+            _dispatch(device, "reduce64", {}, mode, bindings, params, 2, grid, consts)
+        if owned:
+            cur.free()
+        if nchunks == 1:
+            return out
+        cur, owned, wide, signed, n = out, True, True, False, nchunks
 
 
 def _argreduce(device: Device, x: Buffer, T: str, outer: int, n: int, inner: int,
@@ -849,5 +901,5 @@ def sort_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, descendi
 
 __all__ = [
     "REDUCE_OPS", "cumsum_axis", "logsumexp_rows", "matmul", "matmul_naive", "mean_axis",
-    "matmul_wide", "reduce_axis", "softmax_rows", "sort_axis", "sort_wide", "var_axis",
+    "matmul_wide", "reduce_axis", "softmax_rows", "sort_axis", "sort_wide", "sum64_axis", "var_axis",
 ]

@@ -36,7 +36,7 @@ def binding_size(nbytes: int) -> int:
 
 
 # families whose source starts with the shared prelude (prelude.wgsl: column indexing)
-PRELUDE_FAMILIES = frozenset({"reduce", "argreduce", "scan"})
+PRELUDE_FAMILIES = frozenset({"reduce", "reduce64", "argreduce", "scan"})
 
 
 def _read(name: str) -> str:

@@ -1,4 +1,4 @@
-// Prelude shared by reduce.wgsl, argreduce.wgsl and scan.wgsl (ops.launch.wgsl_source
+// Prelude shared by reduce.wgsl, reduce64.wgsl, argreduce.wgsl and scan.wgsl (ops.launch.wgsl_source
 // prepends it). Their `cols` entry points run one thread per (outer, chunk, inner) column
 // of x viewed as (outer, n, inner), with n split into nchunks chunks of `chunk` elements.
 

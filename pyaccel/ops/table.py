@@ -39,7 +39,7 @@ FAMILIES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "elementwise": ("elementwise", "ew_float", "ew_sint", "ew_uint", *_WIDE_LIBS),
     "creation": ("elementwise",),  # fill / arange / linspace / eye / tril / triu: generated compute
     "gather": ("elementwise",),  # strided / broadcast / indexed copies (indexing, manipulation)
-    "reduction": ("prelude", "reduce", "argreduce"),  # pyaccel.ops.gpu_kernels (prelude.wgsl: shared)
+    "reduction": ("prelude", "reduce", "reduce64", "argreduce"),  # pyaccel.ops.gpu_kernels (prelude.wgsl: shared)
     "scan": ("prelude", "scan"),
     "matmul": ("matmul",),
     "softmax": ("softmax",),

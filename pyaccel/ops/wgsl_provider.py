@@ -37,9 +37,11 @@ from ..dtypes import (
     int8,
     int16,
     int32,
+    int64,
     uint8,
     uint16,
     uint32,
+    uint64,
 )
 from ..errors import UnsupportedDTypeError
 from ..promotion import check_scalar_fits
@@ -485,6 +487,11 @@ class WgslOps(WgslLinalg, WgslFFT):
         r = _hp.run(self.device, op, (x.dtype, dtype), x, axes, shape, op, dtype, method="reduce")
         if r is not None:
             return r
+        if op == "sum" and dtype in (int64, uint64) and x.dtype.kind in "biu":
+            # integers summed in 64 bits by one kernel family (reduce64.wgsl), not the tree
+            xx, outer, n, inner = self._layout3(x, axes)
+            buf = _gk.sum64_axis(x.device, xx._buf, xx.dtype, outer, n, inner)
+            return Array._new(buf, shape, dtype, x.device)
         if op in ("any", "all") and x.dtype in MULTI_LANE:
             x = self.astype(x, bool_)  # truth values (NaN is truthy, -0.0 is not)
         if op in _TREE_OPS and (dtype in MULTI_LANE or x.dtype in MULTI_LANE):

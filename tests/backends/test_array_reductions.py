@@ -9,12 +9,14 @@ import warnings
 
 import numpy as np
 import pytest
-from _array_util import FEW, check, check_scaled, dtypes_for, np_dtype, rand, small_shapes
+from _array_util import FEW, check, check_scaled, dtypes_for, np_dtype, poisoned, rand, small_shapes  # noqa: F401
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pyaccel
+from pyaccel.ops import gpu_kernels as gk
 from pyaccel.promotion import default_float, default_int, default_uint, index_dtype
+from pyaccel.testing import poison
 
 RED_TOL = "transcendental"  # float32 accumulation order differs from NumPy's pairwise sums
 
@@ -113,6 +115,130 @@ def test_arg_reductions_and_nan(device, rng):
           "exact", "count_nonzero")
     check(pyaccel.sum(pyaccel.asarray(np.array([100, 100], np.int8), device=device), dtype="int8"),
           np.array(-56, np.int8), "exact", "sum with a narrow dtype wraps")
+
+
+INT_SUM_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+
+
+def _full_range(rng, name, shape):
+    """Random values over the whole range of integer dtype ``name`` (0 / 1 for bool)."""
+    if name == "bool":
+        return rng.integers(0, 2, size=shape).astype(bool)
+    info = np.iinfo(name)
+    return rng.integers(info.min, info.max, size=shape, endpoint=True, dtype=name)
+
+
+def _same_sum(got, want, what):
+    """Exact comparison (dtype, shape, every value) of a pyaccel sum with NumPy's."""
+    g = got.to_numpy()
+    assert g.dtype == want.dtype, f"{what}: dtype {g.dtype} != NumPy's {want.dtype}"
+    assert g.shape == want.shape, f"{what}: shape {g.shape} != {want.shape}"
+    bad = np.flatnonzero(g.ravel() != want.ravel())
+    assert not bad.size, (f"{what}: {bad.size} of {want.size} differ, first at {bad[:3]}: "
+                          f"got {g.ravel()[bad[:3]]}, want {want.ravel()[bad[:3]]}")
+
+
+def _sum_cases(device, rng, name, cases):
+    for shape, axis in cases:
+        x = _full_range(rng, name, shape)
+        X = pyaccel.asarray(x, device=device)
+        sdt = np_dtype(sum_dtype(device, getattr(pyaccel, name)))
+        for keepdims in (False, True):
+            with np.errstate(all="ignore"):
+                want = np.sum(x, axis=axis, dtype=sdt, keepdims=keepdims)
+            _same_sum(pyaccel.sum(X, axis=axis, keepdims=keepdims), np.asarray(want),
+                      f"sum {name}{list(shape)} axis={axis} keepdims={keepdims}")
+
+
+@pytest.mark.parametrize("layout", ["auto", "gpu", "software"])
+@pytest.mark.parametrize("name", INT_SUM_DTYPES)
+def test_int_sums_exact(device, rng, poisoned, monkeypatch, layout, name):  # noqa: F811
+    """Integer sums accumulate in 64 bits (the Array API's default integer; reduce64.wgsl on
+    GPUs) and match NumPy's wrap-around int64 / uint64 sums exactly: full-range random data,
+    full and axis reductions, keepdims, permuted axes, empty inputs, both kernel layouts."""
+    if layout != "auto" and device.uri.startswith("cpu"):
+        pytest.skip("kernel layouts are a GPU matter")
+    monkeypatch.setattr(gk, "LAYOUT", layout)
+    malloc = device.malloc
+
+    def poisoned_malloc(nbytes):  # the kernels' outputs and partials start as garbage
+        buf = malloc(nbytes)
+        return poison(buf) if nbytes else buf
+
+    monkeypatch.setattr(device, "malloc", poisoned_malloc)
+    _sum_cases(device, rng, name, [
+        ((0,), None), ((1,), None), ((7,), None), ((1001,), None), ((4099,), None),
+        ((3, 5), None), ((3, 5), 0), ((3, 5), 1), ((2, 70001), 1), ((70001, 4), 0), ((9001, 3), 0),
+        ((9, 8, 7), (0, 2)), ((9, 8, 7), (1,)), ((6, 0), 1), ((6, 0), 0), ((0, 5), None),
+    ])
+    # a transposed (permuted) input
+    x = _full_range(rng, name, (300, 7))
+    XT = pyaccel.permute_dims(pyaccel.asarray(x, device=device), (1, 0))
+    sdt = np.uint64 if name.startswith("u") else np.int64
+    for axis in (None, 0, 1):
+        _same_sum(pyaccel.sum(XT, axis=axis), np.asarray(np.sum(x.T, axis=axis, dtype=sdt)),
+                  f"sum {name} transposed axis={axis}")
+
+
+@pytest.mark.parametrize("name", INT_SUM_DTYPES)
+def test_int_sums_long_rows_and_wrap(device, rng, monkeypatch, name):
+    """Rows of 300,001 (far past what one invocation may loop over) summed exactly with the
+    planner forced to its longest chunks (one invocation per row up to the loop bound), and
+    values whose int32 sum would overflow (2**31 - 1 repeated) or whose 64-bit sum wraps."""
+    monkeypatch.setattr(gk, "_SEG_THREADS", 1)
+    monkeypatch.setattr(gk, "_TARGET_GROUPS", 1)
+    monkeypatch.setattr(gk, "_TARGET_THREADS", 1)
+    _sum_cases(device, rng, name, [((300001,), None), ((2, 300001), 1), ((300001, 2), 0)])
+    if name == "bool":
+        return
+    sdt = np.uint64 if name.startswith("u") else np.int64
+    info = np.iinfo(name)
+    n = 300001
+    for v in (info.max, info.min):
+        x = np.full(n, v, dtype=name)
+        _same_sum(pyaccel.sum(pyaccel.asarray(x, device=device)), np.asarray(np.sum(x, dtype=sdt)),
+                  f"sum of {n} x {v} ({name})")
+    if info.bits == 64:  # wraps modulo 2**64 like NumPy
+        x = np.concatenate([np.full(1000, info.max, dtype=name), np.arange(1, 501, dtype=name)])
+        X = pyaccel.asarray(x.reshape(2, -1), device=device)
+        with np.errstate(all="ignore"):
+            for axis in (None, 0, 1):
+                _same_sum(pyaccel.sum(X, axis=axis), np.asarray(np.sum(x.reshape(2, -1), axis=axis)),
+                          f"{name} wrap axis={axis}")
+
+
+def test_int_sum_planner_within_bound():
+    """Every pass reduce64.wgsl's planner makes stays within MAX_LOOP (no device needed)."""
+    for layout in ("gpu", "software"):
+        gk.LAYOUT, old = layout, gk.LAYOUT
+        try:
+            for wide in (False, True):
+                for outer in (1, 3, 100, 5000):
+                    for n in (0, 1, 100, 65535, 300001, 2**22, 2**25):
+                        for inner in (1, 3, 4, 1000):
+                            if outer * n * inner > 2**25:
+                                continue
+                            m, w, passes = n, wide, 0
+                            while True:
+                                mode, nchunks, chunk = gk._plan64(None, outer, m, inner, w)
+                                assert mode in ("rows", "seg", "cols")
+                                assert nchunks * chunk >= m and (nchunks - 1) * chunk < max(m, 1)
+                                per4 = 2 if w else 4
+                                if mode == "rows":
+                                    wg = gk._rows_wg(m)
+                                    loops = -(-(chunk // per4 + 1) // (2 * wg)) + 1 + wg.bit_length()
+                                elif mode == "seg":
+                                    loops = chunk // (4 * per4) + 1 + 4 + 2 * per4
+                                else:
+                                    loops = chunk + 1
+                                assert loops <= gk.MAX_LOOP, (layout, wide, outer, n, inner, mode, chunk)
+                                passes += 1
+                                assert passes < 8
+                                if nchunks == 1:
+                                    break
+                                m, w = nchunks, True
+        finally:
+            gk.LAYOUT = old
 
 
 def test_cumulative_sum(device, rng):
