@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 
 _C = ("complex64", "complex128")
 HOST_PATH: frozenset[tuple[str, str]] = frozenset({
-    *((op, dt) for op in ("cumulative_sum", "matmul") for dt in _C),
     *((f"linalg_{op}", dt) for op in ("cholesky", "solve", "det", "slogdet", "qr", "eigh", "svd")
       for dt in ("float64", *_C)),
     ("fft_c2c", "complex128"), ("fft_r2c", "float64"), ("fft_c2r", "complex128"),

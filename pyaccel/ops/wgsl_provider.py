@@ -34,6 +34,9 @@ from ..dtypes import (
     DType,
     StorageLayout,
     bool_,
+    complex64,
+    float32,
+    float64,
     int8,
     int16,
     int32,
@@ -56,6 +59,19 @@ from .table import OpDef
 
 _NARROW_WIDE = {int8: int32, int16: int32, uint8: uint32, uint16: uint32}
 _DLPACK_CODES = {"vulkan": 7, "metal": 8, "webgpu": 15}
+
+
+def _part_dtype(dt: DType) -> DType:
+    """The component dtype of a complex dtype: float32 for complex64, float64 for complex128."""
+    return float32 if dt is complex64 else float64
+
+
+def _parts(x: Array) -> Array:
+    """The C-contiguous complex array ``x`` as its components: shape ``x.shape + (2,)`` (real,
+    imag) of the component dtype, sharing ``x``'s buffer (no copy). Byte for byte the same
+    storage (WGSL_LAYOUT: complex64 vec2<f32> = two f32; complex128 vec4<u32> = two float64
+    vec2<u32>), so complex ops that work per component run the real kernels on this view."""
+    return Array._new(x._buf, x.shape + (2,), _part_dtype(x.dtype), x.device)
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -677,6 +693,10 @@ class WgslOps(WgslLinalg, WgslFFT):
         r = _hp.run(self.device, "cumulative_sum", (x.dtype, dtype), x, axis, include_initial, dtype)
         if r is not None:
             return r
+        if dtype.kind == "c":  # complex addition is per component: the real scan of both parts
+            src = x if x.dtype is dtype else self.astype(x, dtype)
+            r = self.cumulative_sum(_parts(src), axis, include_initial, _part_dtype(dtype))
+            return Array._new(r._buf, r.shape[:-1], dtype, self.device)
         if dtype in MULTI_LANE or x.dtype in MULTI_LANE:
             src = x if x.dtype is dtype else self.astype(x, dtype)
             outer, n, inner = prod(x.shape[:axis]), x.shape[axis], prod(x.shape[axis + 1:])
@@ -732,6 +752,8 @@ class WgslOps(WgslLinalg, WgslFFT):
             final.pop(-2)
         if x2.ndim == 1:
             final.pop(-1)
+        if dt.kind == "c":
+            return self._matmul_complex(x1, x2, dt, a_shape, b_shape, tuple(final))
         a = x1 if x1.dtype is dt else self.astype(x1, dt)
         b = x2 if x2.dtype is dt else self.astype(x2, dt)
         a = _manip.reshape(a, a_shape)
@@ -754,6 +776,38 @@ class WgslOps(WgslLinalg, WgslFFT):
         if dt in _NARROW_WIDE:  # the kernel wraps in 32 bits; wrap to the narrow width
             return self.astype(Array._new(buf, tuple(final), _NARROW_WIDE[dt], dev), dt)
         return Array._new(buf, tuple(final), dt, dev)
+
+    def _matmul_complex(self, x1: Array, x2: Array, dt: DType, a_shape: tuple[int, ...],
+                        b_shape: tuple[int, ...], final: tuple[int, ...]) -> Array:
+        """Complex matmul as one real matmul in the component dtype (float32 / float64) on the
+        interleaved components: A's parts viewed as (..., M, 2K) = [ar, ai, ...] times the real
+        (..., 2K, 2N) matrix whose rows 2k, 2k + 1 are B[k] = [br, bi, ...] and i B[k] =
+        [-bi, br, ...], so each output pair is (sum ar br - ai bi, sum ar bi + ai br): the four
+        real products of BLAS cgemm / zgemm, with the real path's K splitting, broadcasting and
+        1-D handling. Its (..., M, 2N) real result is the complex (..., M, N) one, byte for
+        byte. A real x1 multiplies B's parts (..., K, 2N) directly (no i B rows)."""
+        dev, pt = self.device, _part_dtype(dt)
+        K, N = a_shape[-1], b_shape[-1]
+        b = _manip.reshape(x2 if x2.dtype is dt else self.astype(x2, dt), b_shape)
+        if x1.dtype.kind != "c":  # (real A) B = A br + i A bi: the parts of B side by side
+            a = _manip.reshape(x1 if x1.dtype is pt else self.astype(x1, pt), a_shape)
+            rb = Array._new(b._buf, b_shape[:-1] + (2 * N,), pt, dev)
+            r = self.matmul(a, rb, pt)
+            return Array._new(r._buf, final, dt, dev)
+        a = x1 if x1.dtype is dt else self.astype(x1, dt)
+        ra = Array._new(a._buf, a_shape[:-1] + (2 * K,), pt, dev)  # (..., M, 2K)
+        lead = b_shape[:-2]
+        big = Array._empty(dev, lead + (K, 2, N, 2), pt)  # rows (k, 0) = B[k], (k, 1) = i B[k]
+        st = contiguous_strides(big.shape)
+        part_st = contiguous_strides(b_shape + (2,))
+        # big[..., k, 0, n, c] = B[..., k, n, c]
+        self.scatter(big, b_shape + (2,), 0, [*st[:-3], st[-2], 1], _parts(b), part_st)
+        # big[..., k, 1, n, 1 - c] = conj(B)[..., k, n, c]: (-bi, br), the parts of i B (exact:
+        # a sign flip and a move, so inf and NaN parts stay where they were)
+        cb = _ew.conj(b)
+        self.scatter(big, b_shape + (2,), st[-3] + 1, [*st[:-3], st[-2], -1], _parts(cb), part_st)
+        r = self.matmul(ra, _manip.reshape(big, lead + (2 * K, 2 * N)), pt)
+        return Array._new(r._buf, final, dt, dev)
 
     @_locked
     def softmax(self, x: Array, axis: int) -> Array:

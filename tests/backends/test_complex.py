@@ -16,6 +16,8 @@ import numpy as np
 import pytest
 
 import pyaccel
+import pyaccel.testing
+from pyaccel.ops import host_path
 from pyaccel.ops.table import CATEGORIES, elementwise_public
 from pyaccel.promotion import default_complex
 
@@ -205,6 +207,116 @@ def test_reductions_sorting_and_linalg(cdev, rng):
                pyaccel.argsort, pyaccel.var, pyaccel.std):
         with pytest.raises(TypeError, match="real dtypes"):
             fn(z)
+
+
+def _host_calls() -> int:
+    return sum(host_path.HOST_CALLS.values())
+
+
+def ccheck(got, want, what: str) -> None:
+    """Per component against NumPy within the dtype's rtol, the atol scaled by the largest
+    component: a sum of K products cancels, so its error is bounded relative to the terms,
+    not to each (possibly tiny) result."""
+    w = np.asarray(want)
+    assert got.dtype.name == w.dtype.name, (what, got.dtype, w.dtype)
+    rtol, _ = pyaccel.testing.tolerance(w.dtype)
+    scale = float(max(np.max(np.abs(w.real)), np.max(np.abs(w.imag)))) if w.size else 1.0
+    pyaccel.testing.assert_allclose_dtype(got, w, rtol=rtol, atol=rtol * scale, what=what)
+
+
+_REAL_OF = {"complex64": "float32", "complex128": "float64"}
+MATMUL_SHAPES = [((5, 7), (7, 3)), ((2, 1, 4, 6), (3, 6, 5)), ((3, 4, 5), (5, 2)), ((4, 6), (2, 1, 6, 3)),
+                 ((7,), (7, 4)), ((2, 7), (7,)), ((3, 2, 7), (7,)), ((6,), (6,)), ((0, 3), (3, 2)),
+                 ((2, 0), (0, 3)), ((3, 4), (4, 0))]
+
+
+@pytest.mark.parametrize("dt", C_TYPES)
+def test_complex_matmul_on_device(cdev, rng, dt):
+    """complex matmul on WebGPU devices: one real matmul of the interleaved parts (no host
+    path): 2-D, batched with broadcasting, 1-D on either side, empty, mixed real / complex,
+    tensordot and linalg.matmul, against NumPy."""
+    before = _host_calls()
+    for sa, sb in MATMUL_SHAPES:
+        a, b = crand(rng, dt, sa), crand(rng, dt, sb)
+        ccheck(pyaccel.asarray(a, device=cdev) @ pyaccel.asarray(b, device=cdev), a @ b, f"{dt} {sa} @ {sb}")
+    a, b = crand(rng, dt, (4, 6)), crand(rng, dt, (6, 5))
+    r1 = rng.standard_normal((4, 6)).astype(_REAL_OF[dt])
+    r2 = rng.standard_normal((6, 5)).astype(np.float32)  # float32 with complex128 -> complex128
+    A, B = pyaccel.asarray(a, device=cdev), pyaccel.asarray(b, device=cdev)
+    R1, R2 = pyaccel.asarray(r1, device=cdev), pyaccel.asarray(r2, device=cdev)
+    ccheck(R1 @ B, r1 @ b, f"{dt} real @ complex")
+    ccheck(A @ R2, a @ r2, f"{dt} complex @ float32")
+    ccheck(pyaccel.asarray(r1[0], device=cdev) @ B, r1[0] @ b, f"{dt} real 1-D @ complex")
+    ccheck(pyaccel.linalg.matmul(A, B), a @ b, f"{dt} linalg.matmul")
+    x, y = crand(rng, dt, (3, 4, 5)), crand(rng, dt, (4, 5, 2))
+    X, Y = pyaccel.asarray(x, device=cdev), pyaccel.asarray(y, device=cdev)
+    ccheck(pyaccel.tensordot(X, Y), np.tensordot(x, y), f"{dt} tensordot")
+    ccheck(pyaccel.tensordot(X, Y, axes=([1], [0])), np.tensordot(x, y, axes=([1], [0])), f"{dt} tensordot axes")
+    assert _host_calls() == before, "complex matmul took the host path"
+
+
+@pytest.mark.parametrize("dt", C_TYPES)
+def test_complex_matmul_long_k(cdev, rng, dt):
+    """K = 70,000 (the real matmul runs K = 140,000: split past Mesa's 65,535-iteration loop cap)."""
+    before = _host_calls()
+    a, b = crand(rng, dt, (2, 70000)), crand(rng, dt, (70000, 2))
+    ccheck(pyaccel.asarray(a, device=cdev) @ pyaccel.asarray(b, device=cdev), a @ b, f"{dt} K=70000")
+    v = crand(rng, dt, (70000,))
+    ccheck(pyaccel.asarray(v, device=cdev) @ pyaccel.asarray(b, device=cdev), v @ b, f"{dt} 1-D K=70000")
+    assert _host_calls() == before, "complex matmul took the host path"
+
+
+@pytest.mark.parametrize("dt", C_TYPES)
+def test_complex_cumulative_sum_on_device(cdev, rng, dt):
+    """complex cumulative_sum on WebGPU devices: the real scan of both parts (no host path):
+    axes, include_initial, empty axes, dtype promotion, and past 65,535 elements."""
+    before = _host_calls()
+    for shape in ((5, 7), (3, 4, 6)):
+        x = crand(rng, dt, shape)
+        X = pyaccel.asarray(x, device=cdev)
+        for axis in range(len(shape)):
+            for inc in (False, True):
+                ccheck(pyaccel.cumulative_sum(X, axis=axis, include_initial=inc),
+                       np.cumulative_sum(x, axis=axis, include_initial=inc), f"{dt} {shape} axis={axis} {inc}")
+    for shape, axis in (((3, 0), 1), ((0, 4), 0), ((0, 4), 1), ((0,), 0)):
+        e = np.zeros(shape, dt)
+        for inc in (False, True):
+            ccheck(pyaccel.cumulative_sum(pyaccel.asarray(e, device=cdev), axis=axis, include_initial=inc),
+                   np.cumulative_sum(e, axis=axis, include_initial=inc), f"{dt} empty {shape} axis={axis} {inc}")
+    r = rng.standard_normal((4, 5)).astype(_REAL_OF[dt])
+    ccheck(pyaccel.cumulative_sum(pyaccel.asarray(r, device=cdev), axis=1, dtype=dt),
+           np.cumulative_sum(r, axis=1, dtype=dt), f"{dt} from real")
+    if dt == "complex128":
+        c = crand(rng, "complex64", (4, 5))
+        ccheck(pyaccel.cumulative_sum(pyaccel.asarray(c, device=cdev), axis=0, dtype=dt),
+               np.cumulative_sum(c, axis=0, dtype=dt), "complex64 -> complex128")
+    x = crand(rng, dt, (70001,))
+    ccheck(pyaccel.cumulative_sum(pyaccel.asarray(x, device=cdev), include_initial=True),
+           np.cumulative_sum(x.astype(np.complex128), include_initial=True).astype(dt), f"{dt} n=70001")
+    x = crand(rng, dt, (66000, 2))
+    ccheck(pyaccel.cumulative_sum(pyaccel.asarray(x, device=cdev), axis=0),
+           np.cumulative_sum(x.astype(np.complex128), axis=0).astype(dt), f"{dt} (66000, 2) axis=0")
+    assert _host_calls() == before, "complex cumulative_sum took the host path"
+
+
+def test_complex_matmul_and_cumulative_sum_without_numpy(cdev, rng, monkeypatch):
+    """The browser's case natively: with NumPy disabled (``_host.FORCE_NO_NUMPY``, as in
+    Pyodide) complex matmul and cumulative_sum still run (the host path would raise)."""
+    if cdev.is_cpu:
+        pytest.skip("cpu:0 is NumPy")
+    from pyaccel import _host
+    for dt in C_TYPES:
+        a, b, x = crand(rng, dt, (2, 3, 4)), crand(rng, dt, (4, 5)), crand(rng, dt, (6, 3))
+        la, lb, lx = a.tolist(), b.tolist(), x.tolist()
+        monkeypatch.setattr(_host, "FORCE_NO_NUMPY", True)
+        d = getattr(pyaccel, dt)
+        A, B, X = (pyaccel.asarray(v, dtype=d, device=cdev) for v in (la, lb, lx))
+        got = [(A @ B).tolist(), (A[0, 0] @ B).tolist(),
+               pyaccel.cumulative_sum(X, axis=0, include_initial=True).tolist()]
+        monkeypatch.setattr(_host, "FORCE_NO_NUMPY", False)
+        for g, w, what in zip(got, (a @ b, a[0, 0] @ b, np.cumulative_sum(x, axis=0, include_initial=True)),
+                              ("matmul", "1-D @ 2-D", "cumulative_sum"), strict=True):
+            ccheck(pyaccel.asarray(np.array(g, dtype=dt)), w, f"{dt} {what} without NumPy")
 
 
 def test_astype_rules(cdev, rng):

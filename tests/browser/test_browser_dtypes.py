@@ -128,3 +128,66 @@ y = c({[(v.real.item(), v.imag.item()) for v in y]})
         g = back(g)
         assert g.dtype == np.asarray(w).dtype, f"{name}: {g.dtype} vs {np.asarray(w).dtype}"
         np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol * 10, err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_matmul_and_cumulative_sum(run_py, rng, dtype):
+    """complex matmul (2-D, batched with broadcasting, 1-D either side, K = 70,000 past the
+    65,535 loop cap for complex64) and cumulative_sum (axes, include_initial, an empty axis) in
+    the page without NumPy: real kernels on the parts, never the host path (which needs NumPy)."""
+    a = (rng.standard_normal((2, 3, 4)) + 1j * rng.standard_normal((2, 3, 4))).astype(dtype)
+    b = (rng.standard_normal((4, 5)) + 1j * rng.standard_normal((4, 5))).astype(dtype)
+    v = (rng.standard_normal(4) + 1j * rng.standard_normal(4)).astype(dtype)
+    x = (rng.standard_normal((6, 7)) + 1j * rng.standard_normal((6, 7))).astype(dtype)
+    long_k = 70000 if dtype == "complex64" else 0
+    got = run_py(PRELUDE + f"""
+import random
+from pyaccel.ops import host_path
+def c(pairs, shape):
+    flat = pyaccel.asarray([complex(p, q) for p, q in pairs], dtype=pyaccel.{dtype}, device=dev)
+    return pyaccel.reshape(flat, shape)
+def pairs_of(n, seed):
+    r = random.Random(seed)
+    return [(r.uniform(-1, 1), r.uniform(-1, 1)) for _ in range(n)]
+a = c({[(z.real.item(), z.imag.item()) for z in a.ravel()]}, (2, 3, 4))
+b = c({[(z.real.item(), z.imag.item()) for z in b.ravel()]}, (4, 5))
+v = c({[(z.real.item(), z.imag.item()) for z in v.ravel()]}, (4,))
+x = c({[(z.real.item(), z.imag.item()) for z in x.ravel()]}, (6, 7))
+before = sum(host_path.HOST_CALLS.values())
+res = [out(a @ b), out(v @ b), out(a @ v), out(pyaccel.tensordot(a, b, axes=1)),
+       out(pyaccel.cumulative_sum(x, axis=0)), out(pyaccel.cumulative_sum(x, axis=1, include_initial=True)),
+       out(pyaccel.cumulative_sum(pyaccel.reshape(x, (42,)))),
+       out(pyaccel.cumulative_sum(pyaccel.zeros((3, 0), dtype=pyaccel.{dtype}, device=dev), axis=1,
+                                  include_initial=True))]
+if {long_k}:
+    p = c(pairs_of(2 * {long_k}, 1), (2, {long_k}))
+    q = c(pairs_of(2 * {long_k}, 2), ({long_k}, 2))
+    res.append(out(p @ q))
+res.append(sum(host_path.HOST_CALLS.values()) - before)
+res
+""", timeout=180)
+    want = [a @ b, v @ b, a @ v, np.tensordot(a, b, axes=1), np.cumulative_sum(x, axis=0),
+            np.cumulative_sum(x, axis=1, include_initial=True), np.cumulative_sum(x.ravel()),
+            np.zeros((3, 1), dtype)]
+    names = ["matmul", "1-D @ 2-D", "batched @ 1-D", "tensordot", "cumsum axis 0", "cumsum include_initial",
+             "cumsum 1-D", "cumsum empty axis"]
+    if long_k:
+        import random
+
+        def pairs_of(n, seed):
+            r = random.Random(seed)
+            return np.array([complex(r.uniform(-1, 1), r.uniform(-1, 1)) for _ in range(n)]).astype(dtype)
+
+        p = pairs_of(2 * long_k, 1).reshape(2, long_k)
+        q = pairs_of(2 * long_k, 2).reshape(long_k, 2)
+        want.append(p.astype(np.complex128) @ q.astype(np.complex128))
+        names.append("K=70000")
+    assert got[-1] == 0, "the host path was taken in the page"
+    rtol = 1e-5 if dtype == "complex64" else 1e-12
+    for name, g, w in zip(names, got[:-1], want, strict=True):
+        g, w = back(g), np.asarray(w)
+        assert g.dtype.name == dtype and g.shape == w.shape, f"{name}: {g.dtype} {g.shape} vs {w.shape}"
+        scale = max(np.max(np.abs(w.real)), np.max(np.abs(w.imag)), 1.0)
+        for part in ("real", "imag"):
+            np.testing.assert_allclose(getattr(g, part), getattr(w, part), rtol=rtol, atol=rtol * scale,
+                                       err_msg=f"{name} ({part})")
