@@ -922,11 +922,111 @@ fn f64_pow(x: vec2<u32>, y: vec2<u32>) -> vec2<u32> {
 
 // ---- trigonometric ------------------------------------------------------------------------------
 
-// x - n pi/2 as y0 + y1 (fdlibm's medium Cody-Waite case, 33 + 33 + 33 bits of pi/2): accurate
-// for |x| < 2^20 pi/2; the quadrant n is returned in .w (as bits of an i32).
+// x - n pi/2 as y0 + y1 (a double-double, |y0 + y1| <= pi/4 up to rounding) and the quadrant
+// n (only n mod 4 is used): fdlibm's medium Cody-Waite case (33 + 33 + 33 bits of pi/2) for
+// |x| < 2^20 pi/2, Payne-Hanek (f64__rem_pio2_large) above.
 struct f64__Rem { y0: vec2<u32>, y1: vec2<u32>, n: i32 }
 
+// The bits of 2/pi after two zero words: F64__2OPI[k + 2] holds bits 32k + 1 .. 32k + 32 of
+// the binary fraction of 2/pi (0xa2f9836e: 2/pi = 0.a2f9836e4e44...h), 37 words, enough for
+// every float64 exponent. Generated with Python integers: floor(2^1185 / pi), pi * 2^1248 from
+// Machin's formula (16 atan(1/5) - 4 atan(1/239)) with guard bits, the floor checked for both
+// ends of its error bound; tests/unit/test_f64_pio2_table.py regenerates and compares them.
+var<private> F64__2OPI: array<u32, 39> = array<u32, 39>(
+    0u, 0u, 0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u, 0xdb629599u, 0x3c439041u,
+    0xfe5163abu, 0xdebbc561u, 0xb7246e3au, 0x424dd2e0u, 0x06492eeau, 0x09d1921cu, 0xfe1deb1cu, 0xb129a73eu,
+    0xe88235f5u, 0x2ebb4484u, 0xe99c7026u, 0xb45f7e41u, 0x3991d639u, 0x835339f4u, 0x9c845f8bu, 0xbdf9283bu,
+    0x1ff897ffu, 0xde05980fu, 0xef2f118bu, 0x5a0a6d1fu, 0x6d367ecfu, 0x27cb09b7u, 0x4f463f66u, 0x9e5fea2du,
+    0x7527bac7u, 0xebe5f17bu, 0x3d0739f7u, 0x8a5292eau, 0x6bfb5fb1u, 0x1f8d5d08u, 0x56033046u
+);
+
+// 32 bits of F64__2OPI from bit 32 w + sh on (sh < 32)
+fn f64__opi_word(w: u32, sh: u32) -> u32 {
+    return (F64__2OPI[w] << sh) | select(F64__2OPI[w + 1u] >> ((32u - sh) & 31u), 0u, sh == 0u);
+}
+
+// c + a + b + d + e as (sum mod 2^32, carry): one column of a multiword product
+fn f64__col(c: u32, a: u32, b: u32, d: u32, e: u32) -> vec2<u32> {
+    let s1 = c + a;
+    let s2 = s1 + b;
+    let s3 = s2 + d;
+    let s4 = s3 + e;
+    return vec2<u32>(s4, f64__b(s1 < a) + f64__b(s2 < b) + f64__b(s3 < d) + f64__b(s4 < e));
+}
+
+// p + c for a 128-bit p and a 64-bit c (mod 2^128)
+fn f64__add128(p: vec4<u32>, c: vec2<u32>) -> vec4<u32> {
+    let lo = f64__add64(p.xy, c);
+    return vec4<u32>(lo, f64__add64(p.zw, vec2<u32>(f64__b(f64__lt64(lo, c)), 0u)));
+}
+
+// Payne-Hanek for finite |x| >= 2^20 pi/2 (no loop): |x| = m 2^E, m the 53-bit significand,
+// E in [-32, 971]. Bits of 2/pi of weight >= 2^(32-E) add multiples of 2^32 to m 2^E 2/pi and
+// are skipped; the next 224 bits W (7 words from bit E + 32 of F64__2OPI) give
+// R = m W mod 2^224 = |x| 2/pi mod 2^32 in units of 2^-192 (the omitted tail is < 2^-139):
+// the quadrant is R's bits 192-193, the fraction f its low 192 bits (>= 1/2: quadrant + 1,
+// f <- 1 - f, negative remainder). f's top 128 bits, normalised (no float64 comes nearer than
+// ~2^-62 to a multiple of pi/2, so >= 66 bits remain), times floor(pi/2 2^63) (plus the two
+// largest cross terms of the next 64 bits of pi/2 and of f) give a 128-bit Y = y 2^(127+n);
+// y0 + y1 is Y rounded to a double-double (relative error < 2^-68 over the hard cases).
+fn f64__rem_pio2_large(x: vec2<u32>) -> f64__Rem {
+    let m = f64__sig(x);
+    let sp = u32(f64__exp(x) + 32);
+    let w = sp >> 5u;
+    let sh = sp & 31u;
+    let w6 = f64__opi_word(w, sh);
+    let w5 = f64__opi_word(w + 1u, sh);
+    let w4 = f64__opi_word(w + 2u, sh);
+    let w3 = f64__opi_word(w + 3u, sh);
+    let w2 = f64__opi_word(w + 4u, sh);
+    let w1 = f64__opi_word(w + 5u, sh);
+    let w0 = f64__opi_word(w + 6u, sh);
+    let a0 = f64__mul32(m.x, w0);
+    let a1 = f64__mul32(m.x, w1);
+    let a2 = f64__mul32(m.x, w2);
+    let a3 = f64__mul32(m.x, w3);
+    let a4 = f64__mul32(m.x, w4);
+    let a5 = f64__mul32(m.x, w5);
+    let b0 = f64__mul32(m.y, w0);
+    let b1 = f64__mul32(m.y, w1);
+    let b2 = f64__mul32(m.y, w2);
+    let b3 = f64__mul32(m.y, w3);
+    let b4 = f64__mul32(m.y, w4);
+    var c = f64__col(0u, a1.x, a0.y, b0.x, 0u);  // column 1 (column 0 is a0.x, no carry)
+    c = f64__col(c.y, a2.x, a1.y, b1.x, b0.y);
+    let r2 = c.x;
+    c = f64__col(c.y, a3.x, a2.y, b2.x, b1.y);
+    let r3 = c.x;
+    c = f64__col(c.y, a4.x, a3.y, b3.x, b2.y);
+    let r4 = c.x;
+    c = f64__col(c.y, a5.x, a4.y, b4.x, b3.y);
+    let r5 = c.x;
+    var q = c.y + m.x * w6 + a5.y + m.y * w5 + b4.y;  // R's word 6, mod 2^32
+    var hi = vec2<u32>(r4, r5);
+    var lo = vec2<u32>(r2, r3);
+    var sign = f64__sgn(x);
+    if (r5 >= 0x80000000u) {
+        q = q + 1u;
+        hi = ~hi;
+        lo = ~lo;
+        sign = sign ^ 0x80000000u;
+    }
+    let n = select(f64__clz64(hi), 64u + f64__clz64(lo), f64__is0(hi));
+    let h = f64__shl64(hi, n) | f64__shr64(lo, 64u - n) | f64__shl64(lo, n - 64u);
+    let l = f64__shl64(lo, n);
+    let pio2 = vec2<u32>(0x2168c234u, 0xc90fdaa2u);  // floor(pi/2 2^63); next word 0xc4c6628b
+    let y = f64__add128(f64__add128(f64__mul64(h, pio2), f64__mul32(h.y, 0xc4c6628bu)),
+                        f64__mul32(l.y, 0xc90fdaa2u));
+    let e = -63 - i32(n);  // y * 2^-64 has weight 2^e
+    let yh = f64__round_pack(sign, e, vec2<u32>(y.z & 0xfffff800u, y.w));  // exact
+    let yl = f64__round_pack(sign, e - 53, f64__shl64(vec2<u32>(y.z & 0x7ffu, 0u), 53u) | f64__shr64(y.xy, 11u));
+    let y0 = f64_add(yh, yl);
+    let nq = i32(q & 3u);
+    return f64__Rem(y0, f64_subtract(yl, f64_subtract(y0, yh)), select(nq, -nq, f64_signbit(x)));
+}
+
 fn f64__rem_pio2(x: vec2<u32>) -> f64__Rem {
+    if (!f64_less(f64_abs(x), vec2<u32>(0x54442d18u, 0x413921fbu) /* 2^20 pi/2 */)) { return f64__rem_pio2_large(x); }
     let fnv = f64_round(f64_multiply(x, vec2<u32>(0x6dc9c883u, 0x3fe45f30u) /* 6.36619772367581382433e-01 */));
     let n = f64_to_i32(fnv);
     var r = f64_subtract(x, f64_multiply(fnv, vec2<u32>(0x54400000u, 0x3ff921fbu) /* 1.57079632673412561417e+00 */));
@@ -966,9 +1066,6 @@ fn f64__kcos(x: vec2<u32>, y: vec2<u32>) -> vec2<u32> {
     return f64_add(w, f64_add(f64_subtract(f64_subtract(f64__one(), w), hz), f64_subtract(f64_multiply(z, r), f64_multiply(x, y))));
 }
 
-// |x| below which f64__rem_pio2 is accurate (2^20 pi / 2); sin/cos/tan give NaN above it
-fn f64__trig_ok(x: vec2<u32>) -> bool { return f64_less(f64_abs(x), vec2<u32>(0x54442d18u, 0x413921fbu)); }
-
 fn f64__reduce(x: vec2<u32>) -> f64__Rem {
     if (f64_less(f64_abs(x), vec2<u32>(0x54442d18u, 0x3fe921fbu) /* 0.7853981633974483 */)) {
         return f64__Rem(x, vec2<u32>(0u, 0u), 0);
@@ -977,7 +1074,7 @@ fn f64__reduce(x: vec2<u32>) -> f64__Rem {
 }
 
 fn f64_sin(x: vec2<u32>) -> vec2<u32> {
-    if (!f64__trig_ok(x)) { return f64__nan(); }
+    if (!f64_isfinite(x)) { return f64__nan(); }
     if (f64__ef(x) < 0x3e4u) { return x; }  // |x| < 2^-27
     let r = f64__reduce(x);
     let q = r.n & 3;
@@ -986,7 +1083,7 @@ fn f64_sin(x: vec2<u32>) -> vec2<u32> {
 }
 
 fn f64_cos(x: vec2<u32>) -> vec2<u32> {
-    if (!f64__trig_ok(x)) { return f64__nan(); }
+    if (!f64_isfinite(x)) { return f64__nan(); }
     if (f64__ef(x) < 0x3e4u) { return f64__one(); }
     let r = f64__reduce(x);
     let q = r.n & 3;
@@ -995,7 +1092,7 @@ fn f64_cos(x: vec2<u32>) -> vec2<u32> {
 }
 
 fn f64_tan(x: vec2<u32>) -> vec2<u32> {
-    if (!f64__trig_ok(x)) { return f64__nan(); }
+    if (!f64_isfinite(x)) { return f64__nan(); }
     if (f64__ef(x) < 0x3e4u) { return x; }
     let r = f64__reduce(x);
     let s = f64__ksin(r.y0, r.y1);

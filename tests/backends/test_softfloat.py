@@ -15,6 +15,7 @@ import pytest
 from _softfloat_util import library, mismatches, run_f64, same_bits, ulp_error
 
 CI = os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+TRIG_LARGE = 2.0**20 * np.pi / 2  # f64__rem_pio2 switches from Cody-Waite to Payne-Hanek here
 
 EDGE = np.array([
     0.0, -0.0, 5e-324, -5e-324, 1e-323, 2.225073858507201e-308, -2.225073858507201e-308,
@@ -256,6 +257,8 @@ def test_sweep_random_bits(gpu_device, rng, op):
 def _domains(rng: np.random.Generator, name: str, n: int) -> list[tuple[np.ndarray, ...]]:
     u = rng.uniform
     exp_any = np.exp(u(-700, 700, n))
+    # |x| log-uniform in [2^20 pi/2, 1e308], random signs: the Payne-Hanek range of sin/cos/tan
+    huge = np.exp(u(np.log(TRIG_LARGE), np.log(1e308), n)) * rng.choice([-1.0, 1.0], n)
     table: dict[str, list[tuple[np.ndarray, ...]]] = {
         "exp": [(u(-745, 709.7, n),), (u(-1, 1, n),)],
         "expm1": [(u(-40, 709, n),), (u(-1, 1, n),), (u(-1e-5, 1e-5, n),)],
@@ -269,9 +272,9 @@ def _domains(rng: np.random.Generator, name: str, n: int) -> list[tuple[np.ndarr
         "asinh": [(u(-1e10, 1e10, n),), (u(-2, 2, n),)],
         "acosh": [(u(1, 1e10, n),), (u(1, 3, n),)],
         "atanh": [(u(-1, 1, n),)],
-        "sin": [(u(-10, 10, n),), (u(-1e5, 1e5, n),), (u(-1.6e6, 1.6e6, n),)],
-        "cos": [(u(-10, 10, n),), (u(-1e5, 1e5, n),), (u(-1.6e6, 1.6e6, n),)],
-        "tan": [(u(-10, 10, n),), (u(-1e5, 1e5, n),)],
+        "sin": [(u(-10, 10, n),), (u(-1e5, 1e5, n),), (u(-1.6e6, 1.6e6, n),), (huge,)],
+        "cos": [(u(-10, 10, n),), (u(-1e5, 1e5, n),), (u(-1.6e6, 1.6e6, n),), (huge,)],
+        "tan": [(u(-10, 10, n),), (u(-1e5, 1e5, n),), (huge,)],
         "atan": [(u(-10, 10, n),), (u(-1e10, 1e10, n),)],
         "asin": [(u(-1, 1, n),)],
         "acos": [(u(-1, 1, n),)],
@@ -305,8 +308,6 @@ def test_transcendental_ulp(gpu_device, rng, name):
     f = getattr(np, name)
     binary = name in ("atan2", "hypot", "logaddexp", "pow")
     ex = ((SPECIAL,) if not binary else tuple(a.ravel() for a in np.meshgrid(SPECIAL, SPECIAL)))
-    if name in ("sin", "cos", "tan"):  # NaN past 2^20 pi / 2 (documented)
-        ex = (ex[0][np.abs(ex[0]) < 1.6e6],)
     expr = f"f64_{name}(a0, a1)" if binary else f"f64_{name}(a0)"
     parts = [*_domains(rng, name, n), ex]
     args = tuple(np.concatenate([p[k] for p in parts]) for k in range(len(ex)))  # one dispatch
@@ -324,9 +325,72 @@ def test_transcendental_ulp(gpu_device, rng, name):
         f"got {got[np.argmax(err)]!r}, NumPy {want[np.argmax(err)]!r}")
 
 
-def test_trig_large_arguments_are_nan(gpu_device):
-    """Past 2^20 pi / 2 the Cody-Waite reduction is not accurate: sin/cos/tan give NaN there,
-    never a wrong number."""
-    x = np.array([1.7e6, -1e7, 2.0**52, 1e300, -1.7976931348623157e308])
-    for name in ("sin", "cos", "tan"):
-        assert np.isnan(run_f64(gpu_device, f"f64_{name}(a0)", [x])).all()
+# -- sin / cos / tan past 2^20 pi/2 (Payne-Hanek reduction) ---------------------------------------
+
+def _pi_scaled(m: int) -> int:
+    """pi * 2^m to within a few units, from Machin's formula in integers."""
+    g = m + 32
+
+    def atan_inv(x: int) -> int:
+        s, t, k = 0, (1 << g) // x, 0
+        while t:
+            s += (-1) ** k * (t // (2 * k + 1))
+            t //= x * x
+            k += 1
+        return s
+
+    return (16 * atan_inv(5) - 4 * atan_inv(239)) >> 32
+
+
+def _trig_exact(name: str, x: float) -> float:
+    """sin / cos / tan of a finite float64, correctly rounded (exact integer reduction modulo
+    pi/2 with 2300 bits of pi, then Taylor series in 300-bit fixed point)."""
+    from fractions import Fraction
+
+    m, f = 2300, 300
+    pio2 = Fraction(_pi_scaled(m), 1 << (m + 1))
+    k = round(Fraction(x) / pio2)
+    y = Fraction(x) - k * pio2  # |y| <= pi/4, absolute error < 2^(1030 - 2300)
+    yy = round(y * (1 << f))  # y in fixed point, |error| <= 2^-301
+
+    def series(start: int) -> int:  # sum (-1)^j y^(2j + start) / (2j + start)!
+        term = yy if start == 1 else 1 << f
+        total, j = 0, start
+        while term:
+            total += term
+            term = -term * yy * yy // ((j + 1) * (j + 2)) >> (2 * f)
+            j += 2
+        return total
+
+    s, c = series(1), series(0)
+    s, c = {0: (s, c), 1: (c, -s), 2: (-s, -c), 3: (-c, s)}[k % 4]
+    return float(Fraction(s, 1 << f) if name == "sin" else Fraction(c, 1 << f) if name == "cos"
+                 else Fraction(s, c))
+
+
+# hard cases of the reduction: the float64 nearest a multiple of pi/2 (6381956970095103 2^797,
+# x mod pi/2 = 4.687e-19; NumPy / glibc's cos is 8 ulp off there), other hard cases, the largest
+# float64, float64 values of pi/2 scaled by powers of two, the switch point and its neighbours,
+# exponents 20-21 (the first words of the table, fraction bits in x)
+TRIG_HARD = np.array([
+    6381956970095103 * 2.0**797, np.nextafter(6381956970095103 * 2.0**797, 0),
+    np.nextafter(6381956970095103 * 2.0**797, np.inf), 5261692873635770 * 2.0**499, 1e22,
+    2.0**1023 * (2 - 2.0**-52), 2.0**1023, 1e300, 1e308, 1e7, 2.0**52, 2.0**53 + 2, 2.0**63, 2.0**64,
+    *(1.5707963267948966 * 2.0**k for k in (20, 21, 30, 52, 53, 60, 100, 200, 500, 800, 1000, 1023)),
+    TRIG_LARGE, np.nextafter(TRIG_LARGE, 0), np.nextafter(TRIG_LARGE, np.inf), 1647100.123,
+    2.0**21 - 0.5, 3294198.7, 1e10, 2.0**31 + 0.25,
+])
+
+
+@pytest.mark.parametrize("name", ["sin", "cos", "tan"])
+def test_trig_large_arguments(gpu_device, name):
+    """Hard cases of the pi/2 reduction, both signs, against the correctly rounded value
+    (within ULP_BOUND); inf and NaN give NaN."""
+    x = np.concatenate([TRIG_HARD, -TRIG_HARD, [np.inf, -np.inf, np.nan]])
+    got = run_f64(gpu_device, f"f64_{name}(a0)", [x])
+    assert np.isnan(got[-3:]).all(), got[-3:]
+    want = np.array([_trig_exact(name, v) for v in x[:-3]])
+    err = ulp_error(got[:-3], want)
+    assert err.max() <= ULP_BOUND[name], "\n".join(
+        f"  {x[i]!r}: got {got[i]!r}, correctly rounded {want[i]!r} ({err[i]} ulp)"
+        for i in np.flatnonzero(err > ULP_BOUND[name])[:8])
