@@ -382,20 +382,24 @@ TRIG_HARD = np.array([
 ])
 
 
-# inputs where fdlibm's log1p(t + sqrt(2t + t^2)) / log1p(a + a^2 / (1 + sqrt(1 + a^2))), the
-# earlier acosh / asinh for |x| <= 2, were 2 ulp from NumPy's correctly rounded values (found by a
-# 2 x 10^5-input sweep; one failed a CI run): now the sum goes through double-double
+# inputs where fdlibm's log1p(t + sqrt(2t + t^2)) / log1p(a + a^2 / (1 + sqrt(1 + a^2))) /
+# log1p(2a + 2a^2 / (1 - a)), the earlier acosh / asinh (|x| <= 2) / atanh, were 2 ulp from NumPy's
+# correctly rounded values (found by 10^5-10^6-input sweeps; one failed a CI run): now the sum or
+# quotient goes through double-double
 NEAR_ONE = {
     "acosh": [1.1040881975927985, 1.028171629217117, 1.0973541429293567, 1.1064835716501022,
               1.112911755304261, 1.0, np.nextafter(1.0, 2.0), 1.5, 2.0, np.nextafter(2.0, 3.0)],
     "asinh": [-1.152140027278116, 0.4736843765515788, 0.474639145064228, -1.1706061661361944,
               2.0 ** -28, -(2.0 ** -27), 1e-5, 2.0, -np.nextafter(2.0, 3.0)],
+    "atanh": [0.23104919882735553, -0.22412171579963935, 0.24072206514737648, -0.2219520666337318,
+              -0.2387102727305317, -0.11824872282231635, 2.0 ** -28, 0.5, -np.nextafter(1.0, 0.0),
+              np.nextafter(0.0, 1.0) * 2 ** 30],
 }
 
 
 @pytest.mark.parametrize("name", sorted(NEAR_ONE))
-def test_acosh_asinh_near_one(gpu_device, name):
-    """acosh / asinh within 1 ulp of NumPy at the inputs the fdlibm formulas missed by 2 ulp,
+def test_acosh_asinh_atanh_near_one(gpu_device, name):
+    """acosh / asinh / atanh within 1 ulp of NumPy at the inputs the fdlibm formulas missed by 2 ulp,
     at the ends of the double-double range (1, 2^-28, 2) and just past it."""
     x = np.array(NEAR_ONE[name], dtype=np.float64)
     got = run_f64(gpu_device, f"f64_{name}(a0)", [x])
