@@ -533,7 +533,7 @@ def _make_plan(device: Device, expr: str, T: str, out_nbytes: int, out_dtype: DT
     impl = device.impl
     pipe = _PIPES.get((impl, src))
     if pipe is None:
-        pipe = _PIPES[(impl, src)] = impl.pipeline(src, "main", None, name or "elementwise")
+        pipe = _PIPES[(impl, src)] = launch.pipeline(impl, src, "main", None, name or "elementwise")
     bufs = tuple(k for k, op in enumerate(operands)
                  if op.mode != "scalar" and op.buf is not None and (2 + k) in used)
     binds = ((0, launch.binding_size(out_nbytes)), (1, len(head) + _AUX.size + len(tail) + _WIDE.size),

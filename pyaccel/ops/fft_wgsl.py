@@ -44,7 +44,7 @@ from ..device import Buffer, Device
 from ..dtypes import DType, complex64, float32
 from ..errors import UnsupportedDTypeError
 from . import host_path as _hp
-from .launch import device_lock, grid_1d, pack, wgsl_source
+from .launch import device_lock, grid_1d, pack, pipeline, wgsl_source
 
 # (provider method, input dtype) pairs computed on the host on WebGPU devices (contract 3)
 FFT_HOST_PATH = frozenset(p for p in _hp.HOST_PATH if p[0].startswith("fft_"))
@@ -316,8 +316,8 @@ class WgslFFT:
                 in_flags if first else 0,
                 out_axis if last else n, out_valid if last else n, out_flags if last else 0,
                 sign, scale if last else 1.0, t.bit_length() - 1)
-            pipe = impl.pipeline(fft_source(cur_real, real_out and last), f"pass{R}", {"WG": WG},
-                                 f"fft.pass{R}")
+            pipe = pipeline(impl, fft_source(cur_real, real_out and last), f"pass{R}", {"WG": WG},
+                            f"fft.pass{R}")
             a_in = aux_in if (first and aux_in is not None) else tw
             a_out = aux_out if (last and aux_out is not None) else tw
             entries = [(b, _entry_size(buf)) for b, buf in

@@ -62,7 +62,7 @@ from ..capabilities import Capability
 from ..device import Buffer, Device
 from ..dtypes import MULTI_LANE, DType, bool_, float32, int32
 from ..errors import OutOfDeviceMemoryError, UnsupportedDTypeError
-from .launch import grid_1d, pack, specialize, wgsl_source
+from .launch import grid_1d, pack, pipeline, specialize, wgsl_source
 
 WG = 256
 MAX_LOOP = 16384
@@ -126,7 +126,7 @@ def _dispatch(device: Device, family: str, aliases: dict[str, str], entry: str,
     # one lock across pipeline lookup, uniform block and dispatch (thread model: another
     # thread must not record between them)
     with device._lock:
-        pipe = impl.pipeline(src, entry, constants, f"{family}.{entry}")
+        pipe = pipeline(impl, src, entry, constants, f"{family}.{entry}")
         entries = []
         for b, buf in bindings:
             h = buf.handle
@@ -681,7 +681,7 @@ def matmul_wide(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: 
     body = _WIDE_MM.format(R=R, pfx=pfx)
     src = library_source(body) + "\n" + body
     impl = device.impl
-    pipe = impl.pipeline(src, "main", None, f"matmul_{dt.name}")
+    pipe = pipeline(impl, src, "main", None, f"matmul_{dt.name}")
     grid = _threads(device, count, 64)
     if K == 0:
         zero = pack("8I", M, 0, N, count, 0, 0, 0, 0)
@@ -769,7 +769,7 @@ def sort_wide(device: Device, keys: Buffer, idx: Buffer, dt: DType, rows: int, n
     body = _WIDE_SORT.format(R=R, pfx=pfx, isnan=isnan)
     src = library_source(body) + "\n" + body
     impl = device.impl
-    pipe = impl.pipeline(src, "main", None, f"sort_{dt.name}")
+    pipe = pipeline(impl, src, "main", None, f"sort_{dt.name}")
     count = rows * P
     grid = _threads(device, count, 64)
     k = 2

@@ -8,19 +8,29 @@ Conventions every built-in kernel follows:
 * buffers bind at 0..k-1 in the order given, the parameter block (a uniform) at k;
 * 1-D work uses ``@workgroup_size(WG)`` with ``override WG: u32 = 256;`` and the
   linear index ``i = gid.x + gid.y * (nwg.x * WG)`` (``nwg`` =
-  ``@builtin(num_workgroups)``), so grids beyond 65535 workgroups spread over y.
+  ``@builtin(num_workgroups)``), so grids beyond 65535 workgroups spread over y;
+* every built-in pipeline is made through :func:`pipeline`, which compiles only what the
+  entry point reaches (:func:`pruned`; ``PYACCEL_WGSL_PRUNE=0`` compiles whole sources).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import struct
 from typing import Any
 
 from ..device import Device
+from .wgsl_graph import prune
 
 WG = 256
 _SOURCES: dict[str, str] = {}
+# (source, entry, overrides set) -> the pruned source; bounded (sources are finite per
+# process, but generated elementwise kernels are many)
+_PRUNED: dict[tuple[str, str, tuple[str, ...]], str] = {}
+_PRUNED_LIMIT = 4096
+PRUNE_ENV = "PYACCEL_WGSL_PRUNE"
+PRUNE = os.environ.get(PRUNE_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def device_lock(device: Device) -> Any:
@@ -83,3 +93,28 @@ def pack(fmt: str, *values: Any) -> bytes:
     """Little-endian parameter block, padded to 16 bytes (uniform-friendly)."""
     data = struct.pack("<" + fmt, *values)
     return data + b"\0" * (-len(data) % 16)
+
+
+def pruned(src: str, entry: str, constants: dict[str, float] | None = None) -> str:
+    """``src`` reduced to what entry point ``entry`` reaches (and the overrides ``constants``
+    sets), as :func:`pyaccel.ops.wgsl_graph.prune`; cached per (source, entry, overrides).
+    Unchanged when :data:`PRUNE` is off (``PYACCEL_WGSL_PRUNE=0``)."""
+    if not PRUNE:
+        return src
+    keep = tuple(sorted(constants)) if constants else ()
+    key = (src, entry, keep)
+    out = _PRUNED.get(key)
+    if out is None:
+        out = prune(src, (entry,), keep)
+        if len(_PRUNED) >= _PRUNED_LIMIT:
+            _PRUNED.clear()
+        _PRUNED[key] = out
+    return out
+
+
+def pipeline(impl: Any, src: str, entry: str, constants: dict[str, float] | None = None,
+             name: str = "") -> Any:
+    """The compiled pipeline of a built-in kernel: ``impl.pipeline`` (cached by source, entry
+    and constants) on the :func:`pruned` source. Every op family makes its pipelines here
+    (user :class:`pyaccel.Kernel` sources are compiled as written)."""
+    return impl.pipeline(pruned(src, entry, constants), entry, constants, name)
