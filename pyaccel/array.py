@@ -33,6 +33,7 @@ from .device import Buffer, Device
 from .dtypes import ALL_DTYPES, DType, as_dtype, bool_
 from .errors import BufferFreedError
 from .promotion import (
+    check_default_float_fits,
     check_dtype,
     default_complex,
     default_float,
@@ -598,7 +599,9 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
             "pass copy=None (or True)"
         )
     np = _host.numpy()
-    if np is not None and (_host.is_numpy_array(obj)
+    # (NumPy's float64 / complex128 scalars are Python floats / complexes too: typed data,
+    # so they keep their dtype like NumPy arrays; the dtype policy's defaults are for Python data)
+    if np is not None and (_host.is_numpy_array(obj) or type(obj).__module__ == "numpy"
                            or not isinstance(obj, (list, tuple, bool, int, float, complex))):
         try:
             arr = _numpy_input(np, obj)
@@ -692,10 +695,18 @@ def _from_python(obj: Any, dev: Device, want: DType | None) -> Array:
     if isinstance(obj, (list, tuple, bool, int, float, complex)) or _is_py_scalar_like(obj):
         flat, shape = _host.nested(obj)
         src_kind = _host.scalar_kind(flat)
+        if want is None and src_kind in "fc":
+            np = _host.numpy()
+            if np is not None and any(type(v).__module__ == "numpy" for v in flat):
+                # NumPy scalars in a list are typed data: NumPy's own inference (a float64
+                # scalar keeps float64), never the policy's narrower default
+                return _from_numpy_input(np, np.asarray(flat).reshape(shape), dev, None)
         dt = want or _python_dtype(src_kind, dev)
         dt = check_dtype(dev, dt, "asarray")
         if want is None and src_kind == "i" and Capability.INT64 not in dev.capabilities:
             _check_default_int_range(flat, dt, dev)
+        if want is None and src_kind in "fc":
+            check_default_float_fits(flat, dt, dev, "asarray")
         flat = _host.coerce(flat, dt)
         return _upload_flat(flat, shape, dt, dev)
     mv = _host.memoryview_of(obj)

@@ -21,7 +21,9 @@ class Capability(enum.Flag):
     KERNELS_RUN_REFERENCE = enum.auto()  # custom kernels run their NumPy reference (cpu)
     COMPLEX = enum.auto()  # complex64/complex128 arrays
     # the 64-bit dtypes are emulated in WGSL (WebGPU devices): exact, but several times
-    # slower than their 32-bit peers; pyaccel.set_dtype_policy("downcast") opts into those
+    # slower than their 32-bit peers. With FLOAT64 it makes float32 / complex64 the default
+    # floats under the default dtype policy ("fast"; pyaccel.set_dtype_policy("exact")
+    # restores float64); pyaccel.set_dtype_policy("downcast") maps every 64-bit dtype to 32 bits
     EMULATED_64 = enum.auto()
 
     # Aliases in the spelling the issue/docs use.

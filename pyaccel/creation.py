@@ -1,8 +1,10 @@
 """Array API creation functions.
 
 ``device=`` takes a Device or a URI string (default: ``pyaccel.get_device()``).
-Without ``dtype=``, Python floats give the device's default float (float64 on cpu,
-float32 on WebGPU devices), Python ints the default int (int64 / int32). Fills,
+Without ``dtype=``, Python floats give the device's default float and Python complex numbers
+its default complex (under the default dtype policy float64 / complex128 on cpu, float32 /
+complex64 on WebGPU devices, whose float64 is emulated; ``pyaccel.set_dtype_policy("exact")``
+makes them float64 / complex128 there too), Python ints the default int (int64). Fills,
 ``arange``, ``linspace``, ``eye`` and ``tril``/``triu`` run on the device's op provider
 (kernels on WebGPU devices: no host upload; ``linspace`` follows
 NumPy's float64 formula on the host for bit-identical results, then uploads); ``empty`` leaves memory uninitialised.
@@ -19,6 +21,7 @@ from .array import Array, asarray
 from .dtypes import DType, as_dtype, bool_
 from .manipulation import broadcast_to, reshape
 from .promotion import (
+    check_default_float_fits,
     check_dtype,
     check_scalar_fits,
     default_complex,
@@ -103,6 +106,8 @@ def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) 
     dt = check_dtype(dev, as_dtype(dtype) if dtype is not None else _fill_dtype(fill_value, dev), "full")
     if dtype is None and isinstance(fill_value, int) and not isinstance(fill_value, bool):
         check_scalar_fits(fill_value, dt, "full")
+    if dtype is None:
+        check_default_float_fits((fill_value,), dt, dev, "full")
     return _fill(Array._empty(dev, norm_shape(shape), dt), _coerce_fill(fill_value, dt, "full"))
 
 

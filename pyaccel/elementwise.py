@@ -52,6 +52,7 @@ from .promotion import (
     default_float,
     default_int,
     int_range,
+    on_policy_change,
     promote,
     real_dtype,
     scalar_result,
@@ -129,6 +130,7 @@ def _result(row: OpDef, dt: DType, dev: Device) -> tuple[DType, DType]:
 # scalars' ranges and replays the memo (an output buffer and one recorded kernel).
 _FAST: dict[tuple, tuple[tuple[int, ...], DType, Callable[[tuple[Any, ...]], Array]]] = {}
 _FAST_LIMIT = 1024
+on_policy_change(_FAST.clear)  # result dtypes of int -> float functions follow the policy
 _SIG_SCALARS = (bool, int, float, complex)
 
 
@@ -188,7 +190,8 @@ def _apply_slow(row: OpDef, args: tuple[Any, ...], key: tuple | None) -> Array:
             fits.append(k)
     shape = broadcast_shapes(*(a.shape for a in arrays))
     out, fast = dev.ops.elementwise(row, args, shape, cdt, out_dt)
-    # memoise for this signature when nothing depended on the dtype policy (downcasts)
+    # memoise for this signature when no downcast happened (the memo is cleared when the
+    # dtype policy changes: default floats of int inputs depend on it)
     if fast is not None and key is not None and cdt is cdt0 and out_dt is out_dt0:
         if len(_FAST) >= _FAST_LIMIT:
             _FAST.clear()

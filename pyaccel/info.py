@@ -47,6 +47,9 @@ class Info:
         return out
 
     def default_dtypes(self, *, device: Any = None) -> dict[str, DType | None]:
+        """The default dtypes on ``device`` (default: the current device) under the dtype
+        policy: float32 / complex64 floats where float64 is emulated (WebGPU devices, policy
+        ``"fast"``), float64 / complex128 where it is native or the policy is ``"exact"``."""
         return _default_dtypes(as_device(device))
 
     def dtypes(self, *, device: Any = None, kind: Any = None) -> dict[str, DType]:

@@ -1,34 +1,45 @@
 """Data-type rules of the array namespace: which dtypes a device holds, type promotion,
-weak Python scalars, default dtypes, the float64 policy, and the Array API data-type
+weak Python scalars, default dtypes, the dtype policy, and the Array API data-type
 functions (``result_type``, ``can_cast``, ``finfo``, ``iinfo``, ``isdtype``).
 
 Device dtypes come from the dtype table (:data:`pyaccel.dtypes.DTYPE_TABLE`) and the
 device's capability flags: ``cpu:0`` (FLOAT64, INT64, F16) holds every dtype (NumPy).
 WebGPU devices hold bool, int8/16/32, uint8/16/32, float32, and int64/uint64/float64
 emulated over 32-bit words (``Capability.INT64 | FLOAT64 | EMULATED_64``), plus float16
-when ``Capability.F16`` is set. The *downcast* policy (``pyaccel.set_dtype_policy("downcast")``
-or the environment variable ``PYACCEL_DTYPE_POLICY=downcast``) maps float64 -> float32,
-int64 -> int32 and uint64 -> uint32 (values converted like ``astype``) on devices that
-emulate or lack them; a device without a dtype and without that policy raises
-:class:`~pyaccel.UnsupportedDTypeError`.
+when ``Capability.F16`` is set.
+
+The dtype policy (``pyaccel.set_dtype_policy(name)`` or ``PYACCEL_DTYPE_POLICY=name``) picks
+the default dtypes; explicit dtypes are never changed, except by ``"downcast"``:
+
+* ``"fast"`` (the default): where float64 is emulated (``Capability.FLOAT64`` with
+  ``EMULATED_64``: WebGPU devices), the default real float is float32 and the default complex
+  complex64 (Python floats and complex numbers, ``linspace``, float ``arange``, fills without
+  ``dtype=``, int -> float results); int64 stays the default integer and index dtype. Where
+  float64 is native (cpu) the defaults are float64 / complex128.
+* ``"exact"`` (``"strict"``, the name before issue 21, is the same policy): float64 /
+  complex128 / int64 defaults on every device that holds them.
+* ``"downcast"``: on devices that emulate (or lack) them, float64 -> float32, int64 -> int32,
+  uint64 -> uint32 everywhere, explicit dtypes and NumPy data included (values converted like
+  ``astype``), and the defaults are float32 / complex64 / int32.
+
+A device without a dtype raises :class:`~pyaccel.UnsupportedDTypeError` (except under
+``"downcast"``).
 
 Promotion follows NumPy 2 (which extends the Array API table to mixed kinds): so
 ``cpu:0`` results always have NumPy's dtype. Python scalars are *weak* (NEP 50 / the
-Array API): ``int8_array + 1`` is int8, ``int_array + 1.5`` is the device's default
-float, and an int scalar that does not fit the array's dtype raises OverflowError.
-Default dtypes: float64 / int64 where the device has ``Capability.FLOAT64`` / ``INT64``
-(cpu, and WebGPU devices, which emulate them: ``Capability.EMULATED_64``), else float32 /
-int32. On a device with ``EMULATED_64`` the downcast policy is the opt-in fast path: defaults
-become float32 / int32 and explicit 64-bit dtypes map to their 32-bit peers.
+Array API): ``int8_array + 1`` is int8, ``float64_array * 0.5`` is float64 on every device,
+``int_array + 1.5`` is the device's default float, and an int scalar that does not fit the
+array's dtype raises OverflowError.
 
 Complex (``Capability.COMPLEX``): complex with anything gives the complex dtype whose parts
 hold both (complex64 + float64 -> complex128, as NumPy); a Python complex scalar is weak
-(``float32_array * 1j`` is complex64); the default complex dtype is complex128 with
-``Capability.FLOAT64``, else complex64; ``finfo`` of a complex dtype describes its real part.
+(``float32_array * 1j`` is complex64); the default complex dtype is the complex dtype of the
+default float's precision; ``finfo`` of a complex dtype describes its real part.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import struct
 from dataclasses import dataclass
@@ -58,37 +69,72 @@ from .dtypes import (
 from .errors import UnsupportedDTypeError
 
 POLICY_ENV = "PYACCEL_DTYPE_POLICY"
-POLICIES = ("strict", "downcast")
+POLICIES = ("fast", "exact", "downcast")
+POLICY_ALIASES = {"strict": "exact"}  # the name of "exact" before issue 21
 _policy: list[str | None] = [None]
+# called with no arguments when set_dtype_policy runs (memos of result dtypes clear themselves)
+_ON_POLICY_CHANGE: list[Any] = []
 
 _DOWN = {float64: float32, int64: int32, uint64: uint32}
 
 
-def set_dtype_policy(policy: str | None) -> str:
-    """Set how 64-bit dtypes are handled on devices without them; returns the old policy.
+def _canonical(policy: str) -> str | None:
+    p = policy.strip().lower()
+    p = POLICY_ALIASES.get(p, p)
+    return p if p in POLICIES else None
 
-    ``"strict"`` (default): float64/int64/uint64 on a WebGPU device raise
-    UnsupportedDTypeError. ``"downcast"``: they become float32/int32/uint32.
-    ``None`` returns to the environment variable ``PYACCEL_DTYPE_POLICY`` (default strict).
+
+def set_dtype_policy(policy: str | None) -> str:
+    """Set the dtype policy; returns the old one.
+
+    ``"fast"`` (default): float32 / complex64 default floats on devices whose float64 is
+    emulated (WebGPU devices), float64 / complex128 where it is native (cpu); explicit
+    float64 stays exact. ``"exact"`` (alias ``"strict"``): float64 / complex128 defaults on
+    every device that holds them. ``"downcast"``: 64-bit dtypes become float32 / int32 /
+    uint32 on devices that emulate or lack them, explicit ones included. The default integer
+    is int64 except under ``"downcast"``. ``None`` returns to the environment variable
+    ``PYACCEL_DTYPE_POLICY`` (default ``"fast"``).
     """
     try:
         old = get_dtype_policy()
     except ValueError:  # a bad environment value: reported by get_dtype_policy
-        old = "strict"
-    if policy is not None and policy not in POLICIES:
-        raise ValueError(f"dtype policy must be one of {POLICIES} (or None), got {policy!r}")
+        old = "fast"
+    if policy is not None:
+        canon = _canonical(policy) if isinstance(policy, str) else None
+        if canon is None:
+            raise ValueError(f"dtype policy must be one of {POLICIES} (or None), got {policy!r}; "
+                             f"{', '.join(f'{a!r} means {b!r}' for a, b in POLICY_ALIASES.items())}")
+        policy = canon
     _policy[0] = policy
+    for fn in _ON_POLICY_CHANGE:
+        fn()
     return old
 
 
 def get_dtype_policy() -> str:
-    """The active 64-bit dtype policy: ``"strict"`` or ``"downcast"``."""
+    """The active dtype policy: ``"fast"``, ``"exact"`` or ``"downcast"``."""
     if _policy[0] is not None:
         return _policy[0]
     env = os.environ.get(POLICY_ENV, "").strip().lower()
-    if env and env not in POLICIES:
+    if not env:
+        return "fast"
+    canon = _canonical(env)
+    if canon is None:
         raise ValueError(f"{POLICY_ENV}={env!r} is not a dtype policy; use one of {POLICIES}")
-    return env or "strict"
+    return canon
+
+
+def on_policy_change(fn: Any) -> None:
+    """Call ``fn()`` whenever :func:`set_dtype_policy` runs (for memos of result dtypes;
+    an environment change takes effect for them through ``set_dtype_policy(None)``)."""
+    _ON_POLICY_CHANGE.append(fn)
+
+
+def float64_emulated(device: Device) -> bool:
+    """True where the device holds float64 but emulates it (``Capability.FLOAT64`` with
+    ``EMULATED_64``: exact, but many times slower than float32)."""
+    caps = device.capabilities
+    return Capability.FLOAT64 in caps and Capability.EMULATED_64 in caps
 
 
 def device_dtypes(device: Device) -> tuple[DType, ...]:
@@ -148,7 +194,15 @@ def _wide_default(device: Device, cap: Capability) -> bool:
 
 
 def default_float(device: Device) -> DType:
-    return float64 if _wide_default(device, Capability.FLOAT64) else float32
+    """The default real floating dtype on ``device`` under the dtype policy: float64 where
+    float64 is native (cpu) or the policy is ``"exact"``; float32 where float64 is emulated
+    (``"fast"``, the default) or absent."""
+    caps = device.capabilities
+    if Capability.FLOAT64 not in caps:
+        return float32
+    if Capability.EMULATED_64 not in caps:
+        return float64
+    return float64 if get_dtype_policy() == "exact" else float32
 
 
 def default_int(device: Device) -> DType:
@@ -164,13 +218,14 @@ def index_dtype(device: Device) -> DType:
 
 
 def default_complex(device: Device) -> DType:
-    """complex128 where the device holds float64 (Capability.FLOAT64), else complex64."""
-    return complex128 if Capability.FLOAT64 in device.capabilities else complex64
+    """The complex dtype of the default float's precision: complex128 where the default
+    float is float64, else complex64."""
+    return complex128 if default_float(device) is float64 else complex64
 
 
 def default_dtypes(device: Device) -> dict[str, DType | None]:
-    """The Array API default dtypes of a device ("complex floating" is None without
-    Capability.COMPLEX)."""
+    """The Array API default dtypes of a device under the dtype policy ("complex floating" is
+    None without Capability.COMPLEX)."""
     cplx = default_complex(device) if Capability.COMPLEX in device.capabilities else None
     return {"real floating": default_float(device), "complex floating": cplx,
             "integral": default_int(device), "indexing": index_dtype(device)}
@@ -378,6 +433,33 @@ def check_scalar_fits(value: Any, dt: DType, what: str = "") -> None:
         )
 
 
+
+# the smallest magnitude that rounds to infinity in float32 (2**128 - 2**103: half an ulp
+# above the largest float32, which rounds to even, i.e. up)
+_F32_OVERFLOW = 2.0**128 - 2.0**103
+
+
+def check_default_float_fits(values: Any, dt: DType, device: Device, what: str) -> None:
+    """Raise OverflowError when a finite Python float (or a complex part) among ``values``
+    would become infinite in ``dt``, a 32-bit default float the dtype policy chose for
+    Python data (a value is never turned into inf silently by a default)."""
+    if dt not in (float32, complex64):
+        return
+    for v in values:
+        if isinstance(v, complex):
+            parts: tuple[float, ...] = (v.real, v.imag)
+        elif isinstance(v, float):
+            parts = (v,)
+        else:
+            continue
+        for x in parts:
+            if _F32_OVERFLOW <= abs(x) < math.inf:
+                raise OverflowError(
+                    f"{what}: Python float {x!r} does not fit {dt.name}, the default floating dtype "
+                    f"on {device.uri} under the dtype policy {get_dtype_policy()!r}; pass "
+                    f"dtype=pyaccel.{'complex128' if dt.kind == 'c' else 'float64'} (exact), or "
+                    "make float64 the default with pyaccel.set_dtype_policy('exact') "
+                    f"({POLICY_ENV}=exact)")
 
 
 def common_device(*devices: Device) -> Device:

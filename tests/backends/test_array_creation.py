@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pyaccel
+from pyaccel import promotion
 from pyaccel.promotion import default_float, default_int
 from pyaccel.testing import assert_allclose_dtype
 
@@ -75,12 +76,21 @@ def test_float64_on_webgpu_devices(device, rng, monkeypatch):
     if device.is_cpu:
         assert pyaccel.asarray(x, device=device).dtype == pyaccel.float64
         return
-    # step 7 contract: WebGPU devices hold float64/int64 (emulated, exact) and default to them
+    # step 7 contract: WebGPU devices hold float64/int64 (emulated, exact); issue 21: their
+    # default float is float32 (the "fast" policy), explicit float64 stays exact
     assert pyaccel.Capability.EMULATED_64 in device.capabilities
     a = pyaccel.asarray(x, device=device)
     assert a.dtype == pyaccel.float64 and a.to_numpy().tobytes() == x.tobytes()
     assert pyaccel.zeros(3, dtype="int64", device=device).dtype == pyaccel.int64
-    assert pyaccel.asarray([1.5], device=device).dtype == pyaccel.float64  # Python floats: default
+    assert pyaccel.asarray([1.5], device=device).dtype == pyaccel.float32  # Python floats: default
+    assert pyaccel.asarray([1.5], dtype="float64", device=device).dtype == pyaccel.float64
+    old = pyaccel.set_dtype_policy("exact")
+    try:
+        assert pyaccel.asarray([1.5], device=device).dtype == pyaccel.float64
+        assert pyaccel.asarray(1j, device=device).dtype == pyaccel.complex128
+        assert pyaccel.asarray(x, device=device).dtype == pyaccel.float64
+    finally:
+        pyaccel.set_dtype_policy(old)
     old = pyaccel.set_dtype_policy("downcast")
     try:
         a = pyaccel.asarray(x, device=device)
@@ -115,17 +125,31 @@ def test_float64_on_webgpu_devices(device, rng, monkeypatch):
 
 
 def test_dtype_policy_env(monkeypatch):
-    monkeypatch.setenv("PYACCEL_DTYPE_POLICY", "downcast")
-    old = pyaccel.set_dtype_policy(None)
+    # (restores the exact state: an explicit policy or none; the test used to restore the
+    # environment's "downcast" as an explicit policy, leaking it into later tests)
+    saved = promotion._policy[0]
+    pyaccel.set_dtype_policy(None)
     try:
-        assert pyaccel.get_dtype_policy() == "downcast"
+        monkeypatch.delenv("PYACCEL_DTYPE_POLICY", raising=False)
+        assert pyaccel.get_dtype_policy() == "fast"
+        for env, want in (("downcast", "downcast"), ("exact", "exact"), ("strict", "exact"),
+                          (" Fast ", "fast")):
+            monkeypatch.setenv("PYACCEL_DTYPE_POLICY", env)
+            assert pyaccel.get_dtype_policy() == want
         monkeypatch.setenv("PYACCEL_DTYPE_POLICY", "bogus")
         with pytest.raises(ValueError, match="PYACCEL_DTYPE_POLICY"):
             pyaccel.get_dtype_policy()
     finally:
-        pyaccel.set_dtype_policy(old)
-    with pytest.raises(ValueError, match="strict"):
+        monkeypatch.delenv("PYACCEL_DTYPE_POLICY", raising=False)
+        promotion._policy[0] = saved
+    with pytest.raises(ValueError, match="exact"):
         pyaccel.set_dtype_policy("lossy")
+    old = pyaccel.set_dtype_policy("strict")  # the name before issue 21 still works
+    try:
+        assert pyaccel.get_dtype_policy() == "exact"
+    finally:
+        promotion._policy[0] = saved
+    assert old == pyaccel.get_dtype_policy()
 
 
 @settings(max_examples=FEW)

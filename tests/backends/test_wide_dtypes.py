@@ -61,9 +61,11 @@ def test_issue_round_trips(wide):
     assert a.dtype == xp.int64
     got = a.to_numpy()
     assert got.dtype == np.int64 and _bits(got) == _bits(np.arange(5))
-    b = xp.asarray([1e300, 0.1], device=wide)
-    assert b.dtype == xp.float64
+    b = xp.asarray([1e300, 0.1], dtype=xp.float64, device=wide)  # (Python floats default
+    assert b.dtype == xp.float64                                  # to float32 here: issue 21)
     assert _bits(b.to_numpy()) == _bits(np.array([1e300, 0.1]))
+    c = xp.asarray(np.array([1e300, 0.1]), device=wide)  # NumPy float64: exact, no dtype=
+    assert c.dtype == xp.float64 and _bits(c.to_numpy()) == _bits(np.array([1e300, 0.1]))
     big = xp.asarray([2**40, -(2**62) - 3], device=wide)
     assert big.tolist() == [2**40, -(2**62) - 3]
 

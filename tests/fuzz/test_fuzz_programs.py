@@ -14,10 +14,14 @@ creation (``arange``, ``linspace``, ``eye``, ``full``).
 
 Each step runs on the device and on NumPy (the oracle) and is compared at once:
 
-* dtypes must agree; on a GPU the oracle's 64-bit default dtypes map to the device's
-  32-bit defaults (float64 -> float32, int64 -> int32, uint64 -> uint32: e.g. ``sum`` of
-  int8, ``int8_array * 0.5``), and a step whose NumPy result is 64-bit may raise
-  ``UnsupportedDTypeError`` on a GPU (documented in docs/arrays.md);
+* dtypes must agree; on a device without a 64-bit dtype the oracle's 64-bit dtypes map to
+  the device's 32-bit ones (float64 -> float32, int64 -> int32, uint64 -> uint32), and a
+  step whose NumPy result is 64-bit may raise ``UnsupportedDTypeError`` there (documented in
+  docs/arrays.md); where the device's default float is float32 (float64 emulated: the dtype
+  policy, issue 21) a float64 / complex128 NumPy result of a step with no floating input
+  array (``int8_array * 0.5``, ``mean`` of ints, int / int, ``linspace`` without dtype) is
+  expected in the default float / complex dtype, while typed promotions (``int32 + float32``
+  -> float64, float64 inputs) keep NumPy's dtype;
 * values: exact for integers and bools, ``pyaccel.testing`` per-dtype tolerances for
   floats, NaN positions must match;
 * errors: both raise, or neither; a device error must be typed (a pyaccel error or a
@@ -54,6 +58,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -213,6 +218,7 @@ class Program:
         self.pool: list[Entry] = []
         self.lines: list[str] = [f"dev = pyaccel.device({dev.uri!r})"]
         self.n = 0
+        self.floating_inputs = True  # (set per step)
 
     # -- drawing helpers ---------------------------------------------------
     def draw(self, strat: Any, label: str | None = None) -> Any:
@@ -278,6 +284,10 @@ class Program:
         otherwise the result becomes a new pool entry (``view_of``: entries it may alias)."""
         name = target.name if target is not None else f"v{self.n}"
         line = text if target is not None else f"{name} = {text}"
+        # the step's input arrays (pool entries named in its text): whether a float64 result
+        # came from a default (no floating input) or from typed promotion
+        names = set(re.findall(r"\bv\d+\b", text))
+        self.floating_inputs = any(e.a.dtype.kind in "fc" for e in self.pool if e.name in names)
         self.lines.append(line)
         note(line)
         r_np, e_np = _run(f_np)
@@ -315,6 +325,11 @@ class Program:
         return e
 
     def expected_dtype(self, want: np.ndarray) -> np.dtype:
+        if want.dtype.name in ("float64", "complex128") and not self.floating_inputs:
+            # NumPy's float64 here is its default float; the device's may be float32
+            dflt = xp.__array_namespace_info__().default_dtypes(device=self.dev)
+            key = "real floating" if want.dtype.kind == "f" else "complex floating"
+            return np.dtype(dflt[key].name)
         if want.dtype.name in device_dtypes(self.dev):
             return want.dtype  # the device holds it (cpu, and GPUs emulating 64-bit types)
         return np.dtype(_MAP64.get(want.dtype.name, want.dtype.name))
