@@ -27,7 +27,8 @@ pipeline the op compiled is replayed on a fresh raw wgpu device in the child, ti
 ``create_compute_pipeline`` (naga's SPIR-V writer and the driver's vkCreateComputePipelines:
 SPIR-V -> NIR -> LLVM on lavapipe) and the first dispatch of it against a second one (code
 generation a driver defers to first use). ``perf record`` of a child splits the remaining
-time by library (see docs/performance.md, "Kernel compile time").
+time by library (see docs/performance.md, "Kernel compile time"). ``--scaling`` measures the
+compile CPU time of one more inlined float64 call (writes ``compile-scaling.json``).
 
 Each case runs ``--repeat`` times (default 2) per variant; a case's time is the minimum
 (a case over 5 s runs once: float64 / complex128 transcendentals take 5-150 s under load).
@@ -256,6 +257,51 @@ def _dummy_entries(device: Any, wgsl: str, entry: str) -> list[dict[str, Any]]:
     return ents
 
 
+def scaling(ops: tuple[str, ...] = ("f64_add", "f64_multiply", "f64_divide"),
+            counts: tuple[int, ...] = (1, 2, 4, 8, 16)) -> list[dict[str, Any]]:
+    """Compile CPU time of a kernel that calls one float64 library function k times in a
+    row, for several k, on a raw wgpu device (pruned source; minimum of 2): the cost of one
+    more inlined call site, which is what makes float64 / complex128 transcendentals slow to
+    compile (NIR inlines every call; LLVM then compiles one long function)."""
+    import wgpu
+
+    from pyaccel.ops import launch
+    from pyaccel.ops.wgsl_graph import prune
+
+    lib = launch.wgsl_source("ew_f64")
+    adapter = next(a for a in wgpu.gpu.enumerate_adapters_sync()
+                   if a.info.get("backend_type", "").lower() == "vulkan")
+    d = adapter.request_device_sync()
+    fence = d.create_buffer(size=16, usage=wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST)
+    buf = d.create_buffer(size=4096, usage=wgpu.BufferUsage.STORAGE)
+
+    def compile_cpu(src: str) -> float:
+        c = time.process_time()
+        m = d.create_shader_module(code=src)
+        p = d.create_compute_pipeline(layout="auto", compute={"module": m, "entry_point": "main"})
+        g = d.create_bind_group(layout=p.get_bind_group_layout(0), entries=[
+            {"binding": 0, "resource": {"buffer": buf, "offset": 0, "size": 4096}}])
+        enc = d.create_command_encoder()
+        cp = enc.begin_compute_pass()
+        cp.set_pipeline(p)
+        cp.set_bind_group(0, g)
+        cp.dispatch_workgroups(1)
+        cp.end()
+        d.queue.submit([enc.finish()])
+        d.queue.read_buffer(fence)
+        return time.process_time() - c
+
+    out = []
+    for op in ops:
+        for k in counts:
+            body = "\n".join(f"    v = {op}(v, x[(i + {j}u) % 64u]);" for j in range(k))
+            src = prune(lib + "\n@group(0) @binding(0) var<storage, read_write> x: array<vec2<u32>>;\n"
+                        "@compute @workgroup_size(64)\nfn main(@builtin(global_invocation_id) g: vec3<u32>) {\n"
+                        f"    let i = g.x;\n    var v = x[i];\n{body}\n    x[i] = v;\n}}\n", ("main",))
+            out.append({"function": op, "calls": k, "compile_cpu_s": min(compile_cpu(src) for _ in range(2))})
+    return out
+
+
 # ---------------------------------------------------------------------------
 # parent
 # ---------------------------------------------------------------------------
@@ -441,11 +487,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dtypes", default=",".join(DTYPES))
     p.add_argument("--profile", action="store_true", help="phase times of the slowest cases")
     p.add_argument("--repeat", type=int, default=2, help="fresh processes per case and variant (min)")
+    p.add_argument("--scaling", action="store_true",
+                   help="only: compile CPU time against the number of inlined float64 calls")
     p.add_argument("--child", nargs=2, metavar=("OP", "DTYPE"), help=argparse_suppress())
     a = p.parse_args(argv)
     if a.child:
         sys.path.insert(0, str(ROOT))
         print(json.dumps(child(a.child[0], a.child[1], a.device, a.profile)))
+        return 0
+    if a.scaling:
+        sys.path.insert(0, str(ROOT))
+        rows = scaling()
+        for r in rows:
+            print(f"{r['function']:14} x{r['calls']:<3d} {r['compile_cpu_s'] * 1e3:8.1f} ms CPU")
+        print("results:", write_json("compile-scaling.json", {"benchmark": "compile-scaling",
+                                                              "machine": machine_info(), "rows": rows}))
         return 0
     ops = tuple(o for o in a.ops.split(",") if o) or None
     run(a.device, a.quick, not a.no_compare, ops, tuple(a.dtypes.split(",")), a.profile, a.repeat)

@@ -25,10 +25,10 @@ from .wgsl_graph import prune
 
 WG = 256
 _SOURCES: dict[str, str] = {}
-# (source, entry, overrides set) -> the pruned source; bounded (sources are finite per
-# process, but generated elementwise kernels are many)
+# (source, entry, overrides set) -> the pruned source; bounded (the key holds the source
+# string, mostly the same object the families' own source caches hold)
 _PRUNED: dict[tuple[str, str, tuple[str, ...]], str] = {}
-_PRUNED_LIMIT = 4096
+_PRUNED_LIMIT = 1024
 PRUNE_ENV = "PYACCEL_WGSL_PRUNE"
 PRUNE = os.environ.get(PRUNE_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
 
