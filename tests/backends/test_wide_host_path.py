@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import pyaccel as xp
+from pyaccel import promotion
 from pyaccel.ops import wgsl_provider as wp
 
 # The pinned table: shrink it (and this) when a kernel lands; never grow it silently.
@@ -53,7 +54,20 @@ def _run(op, a):
                                                        "logsumexp", "exp", "sin", "pow", "add"}))
 def test_host_path_taken_exactly(gpu_device, rng, op):
     """Each multi-lane (op, dtype) pair takes the host path iff the table lists it, and its
-    result is NumPy's (bit for bit where NumPy is the computation)."""
+    result is NumPy's (bit for bit where NumPy is the computation).
+
+    Runs under the "exact" dtype policy: there ``exp(int64)`` is float64, NumPy's dtype, so the
+    int -> float functions go through the float64 kernels this test is about (under the
+    default policy they give float32 on a GPU: tests/backends/test_dtype_policy.py)."""
+    saved = promotion._policy[0]  # (None: the environment's)
+    xp.set_dtype_policy("exact")
+    try:
+        _host_path_taken_exactly(gpu_device, rng, op)
+    finally:
+        xp.set_dtype_policy(saved)
+
+
+def _host_path_taken_exactly(gpu_device, rng, op):
     for dt in ("int64", "uint64", "float64"):
         if dt != "float64" and op in ("mean", "var", "softmax", "logsumexp"):
             continue  # float-only functions (checked as float64)
