@@ -18,10 +18,10 @@ Each step runs on the device and on NumPy (the oracle) and is compared at once:
   the device's 32-bit ones (float64 -> float32, int64 -> int32, uint64 -> uint32), and a
   step whose NumPy result is 64-bit may raise ``UnsupportedDTypeError`` there (documented in
   docs/arrays.md); where the device's default float is float32 (float64 emulated: the dtype
-  policy, issue 21) a float64 / complex128 NumPy result of a step with no floating input
-  array (``int8_array * 0.5``, ``mean`` of ints, int / int, ``linspace`` without dtype) is
-  expected in the default float / complex dtype, while typed promotions (``int32 + float32``
-  -> float64, float64 inputs) keep NumPy's dtype;
+  policy, issue 21) a float64 / complex128 NumPy result is expected in the default float /
+  complex dtype unless it is typed: the step's input arrays promote to it (float64 inputs,
+  ``int32 + float32``, ``int8 + uint64``) or the call names it (``astype(x, float64)``); so
+  ``int8_array * 0.5``, ``mean`` of ints, int / int, ``linspace`` without dtype give float32;
 * values: exact for integers and bools, ``pyaccel.testing`` per-dtype tolerances for
   floats, NaN positions must match;
 * errors: both raise, or neither; a device error must be typed (a pyaccel error or a
@@ -218,7 +218,7 @@ class Program:
         self.pool: list[Entry] = []
         self.lines: list[str] = [f"dev = pyaccel.device({dev.uri!r})"]
         self.n = 0
-        self.floating_inputs = True  # (set per step)
+        self.typed64 = True  # (set per step)
 
     # -- drawing helpers ---------------------------------------------------
     def draw(self, strat: Any, label: str | None = None) -> Any:
@@ -284,10 +284,13 @@ class Program:
         otherwise the result becomes a new pool entry (``view_of``: entries it may alias)."""
         name = target.name if target is not None else f"v{self.n}"
         line = text if target is not None else f"{name} = {text}"
-        # the step's input arrays (pool entries named in its text): whether a float64 result
-        # came from a default (no floating input) or from typed promotion
+        # whether a float64 result is typed (the input arrays promote to float64 / complex128:
+        # float64 inputs, int32 + float32, int8 + uint64; or an explicit 64-bit dtype in the
+        # call) or came from a default (int -> float functions, Python floats with ints)
         names = set(re.findall(r"\bv\d+\b", text))
-        self.floating_inputs = any(e.a.dtype.kind in "fc" for e in self.pool if e.name in names)
+        ins = [e.a.dtype for e in self.pool if e.name in names]
+        self.typed64 = ((bool(ins) and np.result_type(*ins).name in ("float64", "complex128"))
+                                or re.search(r"\b(float64|complex128)\b", text) is not None)
         self.lines.append(line)
         note(line)
         r_np, e_np = _run(f_np)
@@ -325,7 +328,7 @@ class Program:
         return e
 
     def expected_dtype(self, want: np.ndarray) -> np.dtype:
-        if want.dtype.name in ("float64", "complex128") and not self.floating_inputs:
+        if want.dtype.name in ("float64", "complex128") and not self.typed64:
             # NumPy's float64 here is its default float; the device's may be float32
             dflt = xp.__array_namespace_info__().default_dtypes(device=self.dev)
             key = "real floating" if want.dtype.kind == "f" else "complex floating"
