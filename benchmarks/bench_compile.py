@@ -179,7 +179,7 @@ def _replay(made: list[tuple[str, str, dict, float]], rounds: int = 3) -> dict[s
     (the minimum over the rounds) and wall time (the median): ``create_shader_module`` (naga:
     WGSL parse + validation), ``create_compute_pipeline`` (naga's SPIR-V writer and
     vkCreateComputePipelines), and a first dispatch (lavapipe generates the machine code
-    with LLVM on first use) less a second one."""
+    with LLVM on first use) less a second one. A compile over 3 s CPU gets one round."""
     import wgpu
 
     from pyaccel.ops.wgsl_graph import prune
@@ -220,6 +220,9 @@ def _replay(made: list[tuple[str, str, dict, float]], rounds: int = 3) -> dict[s
     out: dict[str, Any] = {}
     samples: dict[str, list[dict[str, tuple[float, float]]]] = {"whole": [], "pruned": []}
     for r in range(rounds):
+        if r and sum(v["shader_module"][0] + v["pipeline"][0] + v["first_dispatch"][0]
+                     for v in samples["whole"]) > 3.0 * r:
+            break  # a slow compile (seconds): one round of each is enough
         order = ("whole", "pruned") if r % 2 == 0 else ("pruned", "whole")
         for variant in order:
             tot: dict[str, list[float]] = {}
