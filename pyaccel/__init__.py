@@ -78,9 +78,10 @@ __all__ = [
 # ---------------------------------------------------------------------------
 from . import fft as fft  # noqa: E402  (the fft extension)
 from . import linalg, nn  # noqa: E402
-from .array import Array, asarray  # noqa: E402
+from .array import Array  # noqa: E402
 from .creation import (  # noqa: E402
     arange,
+    asarray,
     empty,
     empty_like,
     eye,
@@ -136,7 +137,9 @@ from .reductions import (  # noqa: E402
     argmin,
     argsort,
     count_nonzero,
+    cumulative_prod,
     cumulative_sum,
+    diff,
     max,
     mean,
     min,
@@ -164,7 +167,7 @@ newaxis = None
 __all__ += [  # noqa: PLE0605
     "Array", "__array_api_version__", "__array_namespace_info__", "all", "any", "arange", "argmax",
     "argmin", "argsort", "asarray", "astype", "bool", "broadcast_arrays", "broadcast_to",
-    "can_cast", "concat", "count_nonzero", "cumulative_sum", "e", "empty", "empty_like",
+    "can_cast", "concat", "count_nonzero", "cumulative_prod", "cumulative_sum", "diff", "e", "empty", "empty_like",
     "expand_dims", "eye", "finfo", "flip", "from_dlpack", "full", "full_like", "get_dtype_policy",
     "iinfo", "inf", "isdtype", "linalg", "linspace", "matmul", "matrix_transpose", "max", "mean",
     "meshgrid", "min", "moveaxis", "nan", "newaxis", "nn", "nonzero", "ones", "ones_like",

@@ -48,7 +48,9 @@ __all__ = ["Array", "asarray"]
 class Array:
     """An n-dimensional array on a pyaccel device (see the module docstring)."""
 
-    __slots__ = ("_buf", "_shape", "_dtype", "_device", "__weakref__")
+    # _committed: placed on its device explicitly (device=, to_device) or computed from such
+    # an array; uncommitted arrays follow committed ones to their device (pyaccel/placement.py)
+    __slots__ = ("_buf", "_shape", "_dtype", "_device", "_committed", "__weakref__")
     __array_priority__ = 100.0
     __hash__ = None  # type: ignore[assignment]  # __eq__ is elementwise
 
@@ -67,6 +69,12 @@ class Array:
         self._shape = shape
         self._dtype = dtype
         self._device = device
+        self._committed = True
+        return self
+
+    def _uncommit(self) -> Array:
+        """Mark the array uncommitted (made without ``device=``; see pyaccel/placement.py)."""
+        self._committed = False
         return self
 
     @classmethod
@@ -138,6 +146,7 @@ class Array:
             raise ValueError("to_device(stream=...): pyaccel devices have one queue; pass stream=None")
         dev = as_device(device)
         if dev is self._device:
+            self._committed = True  # an explicit placement commits the array to its device
             return self
         return asarray(self, device=dev)
 
@@ -327,6 +336,16 @@ class Array:
     def __str__(self) -> str:
         return _format(self)
 
+    def __format__(self, spec: str) -> str:
+        """``format(x, spec)``: a 0-d array formats as its Python scalar (``f"{x:.3g}"``), as a
+        NumPy scalar / 0-d array does; other arrays take only the empty spec (``str(x)``)."""
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        if spec:
+            raise TypeError(f"unsupported format string {spec!r} for a pyaccel array of shape "
+                            f"{self._shape}; format its elements (x[i].item()) or a 0-d array")
+        return str(self)
+
     # -- indexing -------------------------------------------------------------------------
     def __getitem__(self, key: Any) -> Array:
         return _OPS["getitem"](self, key)
@@ -512,6 +531,8 @@ def _assign_inplace(self: Array, res: Array, name: str) -> None:
         )
     if not res.size:
         return
+    if res.device is not self.device:  # computed where a committed operand is: write back here
+        res = asarray(res, device=self.device)
     self._buf.copy_from(res._buf, res.size * res._layout().itemsize)
 
 

@@ -19,6 +19,7 @@ from ._dispatch import register
 from ._shapes import broadcast_shapes, norm_shape, normalize_axes, normalize_axis, prod
 from .array import Array, asarray
 from .dtypes import as_dtype
+from .placement import place_module
 from .promotion import check_dtype, common_device, index_dtype, promote
 from .registry import as_device
 
@@ -319,4 +320,5 @@ def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
     return x[tuple(key)]
 
 
+place_module(globals(), __all__)  # the committed device rule (pyaccel/placement.py)
 register(astype=astype, permute_dims=permute_dims, matrix_transpose=matrix_transpose)

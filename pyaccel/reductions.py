@@ -28,7 +28,9 @@ from ._shapes import contiguous_strides, normalize_axes, normalize_axis
 from ._shapes import prod as _prod
 from .array import Array, _upload_flat, asarray
 from .dtypes import DType, as_dtype, bool_
-from .elementwise import not_equal, sqrt
+from .elementwise import not_equal, sqrt, subtract
+from .manipulation import broadcast_to, concat
+from .placement import place_module
 from .promotion import (
     check_dtype,
     default_float,
@@ -38,7 +40,8 @@ from .promotion import (
 )
 
 __all__ = [
-    "all", "any", "argmax", "argmin", "argsort", "count_nonzero", "cumulative_sum", "max",
+    "all", "any", "argmax", "argmin", "argsort", "count_nonzero", "cumulative_prod", "diff",
+    "cumulative_sum", "max",
     "mean", "min", "nonzero", "prod", "searchsorted", "sort", "std", "sum", "unique_all",
     "unique_counts", "unique_inverse", "unique_values", "var",
 ]
@@ -201,19 +204,66 @@ def count_nonzero(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> A
     return sum(not_equal(x, zero), axis=axis, dtype=default_int(x.device), keepdims=keepdims)
 
 
+def _cumulative(x: Array, axis: int | None, dtype: Any, include_initial: bool, op: str) -> Array:
+    _check(x, op)
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(f"{op}: axis is required for a {x.ndim}-d array (shape {x.shape})")
+        axis = 0
+    if x.ndim == 0:
+        raise ValueError(f"{op} needs an array with at least one dimension")
+    ax = normalize_axis(axis, x.ndim, f"{op} axis")
+    out_dt = _sum_dtype(x, dtype, op)
+    return getattr(x.device.ops, op)(x, ax, bool(include_initial), out_dt)
+
+
 def cumulative_sum(x: Array, /, *, axis: int | None = None, dtype: Any = None,
                    include_initial: bool = False) -> Array:
     """Running sum along ``axis`` (required for arrays with more than one dimension)."""
-    _check(x, "cumulative_sum")
-    if axis is None:
-        if x.ndim > 1:
-            raise ValueError(f"cumulative_sum: axis is required for a {x.ndim}-d array (shape {x.shape})")
-        axis = 0
+    return _cumulative(x, axis, dtype, include_initial, "cumulative_sum")
+
+
+def cumulative_prod(x: Array, /, *, axis: int | None = None, dtype: Any = None,
+                    include_initial: bool = False) -> Array:
+    """Running product along ``axis`` (required for arrays with more than one dimension; the
+    Array API 2024.12). Result dtype as :func:`prod`; ``include_initial`` puts a 1 first."""
+    return _cumulative(x, axis, dtype, include_initial, "cumulative_prod")
+
+
+def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Any = None,
+         append: Any = None) -> Array:
+    """The ``n``-th forward difference along ``axis`` (``out[i] = x[i+1] - x[i]``, repeated;
+    the Array API 2024.12). ``prepend`` / ``append`` (arrays with x's shape except along
+    ``axis``, or scalars, as NumPy takes them) are joined first; dtypes promote. Bool data
+    differ by ``!=`` (NumPy's rule). Built from slices and one subtraction per order."""
+    _check(x, "diff")
     if x.ndim == 0:
-        raise ValueError("cumulative_sum needs an array with at least one dimension")
-    ax = normalize_axis(axis, x.ndim, "cumulative_sum axis")
-    out_dt = _sum_dtype(x, dtype, "cumulative_sum")
-    return x.device.ops.cumulative_sum(x, ax, bool(include_initial), out_dt)
+        raise ValueError("diff needs an array with at least one dimension")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"diff: n must be an int >= 0, got {n!r}")
+    ax = normalize_axis(axis, x.ndim, "diff axis")
+    parts = []
+    for name, e in (("prepend", prepend), ("x", x), ("append", append)):
+        if e is None:
+            continue
+        if not isinstance(e, Array):
+            if isinstance(e, bool) or not isinstance(e, (int, float, complex)):
+                raise TypeError(f"diff: {name} must be a pyaccel Array or a Python scalar, got "
+                                f"{type(e).__name__}")
+            shape = list(x.shape)
+            shape[ax] = 1
+            e = broadcast_to(asarray(e, dtype=x.dtype, device=x.device), tuple(shape))
+        elif e.ndim != x.ndim or [d for j, d in enumerate(e.shape) if j != ax] != \
+                [d for j, d in enumerate(x.shape) if j != ax]:
+            raise ValueError(f"diff: {name} of shape {e.shape} must match x's shape {x.shape} "
+                             f"except along axis {ax}")
+        parts.append(e)
+    y = parts[0] if len(parts) == 1 else concat(parts, axis=ax)
+    lead = (slice(None),) * ax
+    for _ in range(n):
+        hi, lo = y[(*lead, slice(1, None))], y[(*lead, slice(None, -1))]
+        y = not_equal(hi, lo) if y.dtype.kind == "b" else subtract(hi, lo)
+    return y
 
 
 # ---------------------------------------------------------------------------
@@ -387,3 +437,6 @@ def unique_inverse(x: Array, /) -> UniqueInverseResult:
 def unique_values(x: Array, /) -> Array:
     """Sorted unique values (NaNs are distinct)."""
     return _unique(x, "unique_values")[0]
+
+
+place_module(globals(), __all__)  # the committed device rule (pyaccel/placement.py)

@@ -396,6 +396,9 @@ fn f64_divide(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     return f64__round_pack(s, bitcast<i32>(na.z) - bitcast<i32>(nb.z) - 60, sig);
 }
 
+// 1 / x (the Array API 2024.12 reciprocal), correctly rounded like f64_divide
+fn f64_reciprocal(x: vec2<u32>) -> vec2<u32> { return f64_divide(vec2<u32>(0u, 0x3ff00000u), x); }
+
 fn f64_sqrt(a: vec2<u32>) -> vec2<u32> {
     if (f64_isnan(a)) { return f64__nan(); }
     if (f64__iszero(a)) { return a; }

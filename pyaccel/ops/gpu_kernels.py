@@ -483,8 +483,9 @@ def var_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: in
 # cumulative sum
 # ---------------------------------------------------------------------------
 def _scan_into(device: Device, x: Buffer, T: str, A: str, R: str, outer: int, n: int,
-               inner: int, inc: int, out: Buffer) -> None:
-    """Record the inclusive scan of (outer, n, inner) along n into out (outer, n+inc, inner)."""
+               inner: int, inc: int, out: Buffer, op: int = 0) -> None:
+    """Record the inclusive scan of (outer, n, inner) along n into out (outer, n+inc, inner);
+    ``op`` 0 sums, 1 products (scan.wgsl's OP; the tile totals are reduce.wgsl's sum / prod)."""
     m = n + inc
     if inner == 1 and n > _ROW_MIN and not _software(device):
         mode, chunk = "rows", _SCAN_TILE
@@ -499,28 +500,33 @@ def _scan_into(device: Device, x: Buffer, T: str, A: str, R: str, outer: int, n:
     offs = None
     if nchunks > 1:
         rmode = "cols4" if mode == "cols" and inner % 4 == 0 else mode
-        sums = _reduce_pass(device, x, T, A, A, outer, n, inner, rmode, nchunks, chunk, 0)
+        sums = _reduce_pass(device, x, T, A, A, outer, n, inner, rmode, nchunks, chunk, op)
         offs = device.malloc(outer * (nchunks + 1) * inner * _size(A))
-        _scan_into(device, sums, A, A, A, outer, nchunks, inner, 1, offs)
+        _scan_into(device, sums, A, A, A, outer, nchunks, inner, 1, offs, op)
         sums.free()
     total = outer * nchunks if mode == "rows" else outer * nchunks * inner
     params = pack("9I12x", outer, n, inner, chunk, nchunks, total, m, inc, int(offs is not None))
     grid = _groups(device, total) if mode == "rows" else _threads(device, total)
     _dispatch(device, "scan", {"T": T, "A": A, "R": R}, mode,
               [(0, x), (1, offs if offs is not None else x), (2, out)], params, 3, grid,
-              {"ITEMS": _SCAN_ITEMS})
+              {"ITEMS": _SCAN_ITEMS, "OP": op})
     if offs is not None:
         offs.free()
 
 
 @_locked
 def cumsum_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: int,
-                include_initial: bool = False, out_dt: DType | None = None) -> Buffer:
-    """Cumulative sum along n of x viewed as (outer, n, inner) (Array API ``cumulative_sum``).
+                include_initial: bool = False, out_dt: DType | None = None,
+                op: str = "sum") -> Buffer:
+    """Cumulative sum (``op="prod"``: product) along n of x viewed as (outer, n, inner)
+    (Array API ``cumulative_sum`` / ``cumulative_prod``).
 
     Returns (outer, n + include_initial, inner) elements of ``out_dt`` (default ``dt``;
-    int32 for bool). Floats accumulate in f32, integers wrap. ``n == 0`` is allowed.
+    int32 for bool); with ``include_initial`` the first is the identity (0 / 1). Floats
+    accumulate in f32, integers wrap. ``n == 0`` is allowed.
     """
+    if op not in ("sum", "prod"):
+        raise ValueError(f"cumsum_axis: op must be 'sum' or 'prod', got {op!r}")
     _check_gpu(device, "cumsum_axis")
     _dims("cumsum_axis", outer=outer, n=n, inner=inner)
     T = _wgsl(device, dt, "cumsum_axis")
@@ -531,7 +537,7 @@ def cumsum_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner:
     out = device.malloc(outer * (n + inc) * inner * _size(R))
     if outer * inner * (n + inc) == 0:
         return out
-    _scan_into(device, x, T, A, R, outer, n, inner, inc, out)
+    _scan_into(device, x, T, A, R, outer, n, inner, inc, out, 1 if op == "prod" else 0)
     return out
 
 

@@ -173,6 +173,7 @@ ELEMENTWISE: tuple[OpDef, ...] = (
     _ew("subtract", 2, "numeric", "same", "subtract", _all("x - y"), tol="arith"),
     _ew("multiply", 2, "numeric", "same", "multiply", _all("x * y"), tol="arith"),
     _ew("divide", 2, "floating", "float", "divide", _f("f_divide(x, y)"), tol="arith"),
+    _ew("reciprocal", 1, "floating", "float", "reciprocal", _f("f_divide(T(1), x)"), tol="arith"),
     _ew("pow", 2, "numeric", "same", "pow", _num("f_pow(x, y)", "i_pow(x, y)", "u_pow(x, y)"),
         tol="pow", domain="pow"),
     _ew("floor_divide", 2, "real", "same", "floor_divide",
@@ -341,6 +342,8 @@ OTHER: tuple[OpDef, ...] = (
     _op("all", "reduction", 1, "any", "bool", "all"),
     _op("count_nonzero", "reduction", 1, "any", "index", "count_nonzero"),
     _op("cumulative_sum", "scan", 1, "numeric", "sum", "cumulative_sum"),
+    _op("cumulative_prod", "scan", 1, "numeric", "sum", "cumulative_prod"),
+    _op("diff", "composite", 1, "numeric", "same", "diff"),
     _op("sort", "sort", 1, "real", "same", "sort"),
     _op("argsort", "sort", 1, "real", "index", "argsort"),
     # searching / sets (data-dependent shapes: a device sync on GPUs)

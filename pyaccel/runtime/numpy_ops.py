@@ -272,6 +272,13 @@ class NumpyOps(NumpyLinalg, NumpyFFT):
                               include_initial=include_initial)
         return self._wrap(np.asarray(r).astype(np.dtype(dtype.name)), dtype)
 
+    def cumulative_prod(self, x: Array, axis: int, include_initial: bool, dtype: DType) -> Array:
+        np = self.np
+        with np.errstate(all="ignore"):
+            r = np.cumulative_prod(view(x), axis=axis, dtype=np.dtype(_acc(dtype)),
+                                   include_initial=include_initial)
+        return self._wrap(np.asarray(r).astype(np.dtype(dtype.name)), dtype)
+
     def sort(self, x: Array, axis: int, descending: bool, stable: bool, indices: bool,
              dtype: DType) -> Array:
         np = self.np
