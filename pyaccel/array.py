@@ -136,8 +136,16 @@ class Array:
 
     # -- device / namespace ------------------------------------------------------
     def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
-        if api_version not in (None, "2021.12", "2022.12", "2023.12"):
-            raise ValueError(f"unsupported Array API version {api_version!r}; pyaccel implements 2023.12")
+        """The pyaccel namespace: the 2024.12 standard (earlier versions are subsets); with
+        ``api_version="2025.12"`` a namespace that follows the 2025.12 draft where it differs
+        (tuples from ``broadcast_arrays`` / ``meshgrid`` / ``devices()``)."""
+        if api_version == "2025.12":
+            from ._api2025 import namespace
+
+            return namespace()
+        if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
+            raise ValueError(f"unsupported Array API version {api_version!r}; pyaccel implements "
+                             "2024.12 (and 2021.12 to 2023.12, its subsets) and the 2025.12 draft")
         return sys.modules[__package__]  # the pyaccel package (imported before any submodule)
 
     def to_device(self, device: Any, /, *, stream: Any = None) -> Array:

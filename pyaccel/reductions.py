@@ -19,7 +19,6 @@ on overflow.
 
 from __future__ import annotations
 
-import bisect
 import math
 from typing import Any
 
@@ -28,8 +27,8 @@ from ._shapes import contiguous_strides, normalize_axes, normalize_axis
 from ._shapes import prod as _prod
 from .array import Array, _upload_flat, asarray
 from .dtypes import DType, as_dtype, bool_
-from .elementwise import not_equal, sqrt, subtract
-from .manipulation import broadcast_to, concat
+from .elementwise import equal, less, logical_not, not_equal, sqrt, subtract, where
+from .manipulation import broadcast_to, concat, reshape, take
 from .placement import place_module
 from .promotion import (
     check_dtype,
@@ -37,10 +36,11 @@ from .promotion import (
     default_int,
     default_uint,
     index_dtype,
+    promote,
 )
 
 __all__ = [
-    "all", "any", "argmax", "argmin", "argsort", "count_nonzero", "cumulative_prod", "diff",
+    "all", "any", "argmax", "argmin", "argsort", "count_nonzero", "cumulative_prod", "diff", "isin",
     "cumulative_sum", "max",
     "mean", "min", "nonzero", "prod", "searchsorted", "sort", "std", "sum", "unique_all",
     "unique_counts", "unique_inverse", "unique_values", "var",
@@ -329,9 +329,14 @@ def nonzero(x: Array, /) -> tuple[Array, ...]:
     return tuple(_upload(c, idt, x.device) for c in cols)
 
 
-def searchsorted(x1: Array, x2: Array, /, *, side: str = "left", sorter: Array | None = None) -> Array:
-    """Insertion indices of ``x2`` into the sorted 1-D ``x1`` (host search on GPUs: a sync)."""
+def searchsorted(x1: Array, x2: Any, /, *, side: str = "left", sorter: Array | None = None) -> Array:
+    """Insertion indices of ``x2`` into the sorted 1-D ``x1`` (``sorter``: indices that sort
+    ``x1``, as from argsort). A binary-search kernel on GPUs (no device sync); NaN sorts last,
+    as NumPy. ``x2`` may be a Python scalar (a 0-d result; the 2025.12 draft)."""
     _check(x1, "searchsorted")
+    if isinstance(x2, (bool, int, float)):
+        x2 = asarray(x2, dtype=x1.dtype if not (isinstance(x2, float) and x1.dtype.kind in "biu")
+                     else default_float(x1.device), device=x1.device)
     _check(x2, "searchsorted")
     _real_only(x1, "searchsorted")
     _real_only(x2, "searchsorted")
@@ -339,20 +344,55 @@ def searchsorted(x1: Array, x2: Array, /, *, side: str = "left", sorter: Array |
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
     if x1.ndim != 1:
         raise ValueError(f"searchsorted: x1 must be 1-D, got shape {x1.shape}")
-    idt = index_dtype(x1.device)
-    a, is_np = _host_values(x1)
-    b, _ = _host_values(x2)
-    if is_np:
-        np = _np()
-        r = np.searchsorted(a, b, side=side, sorter=None if sorter is None else sorter.to_numpy())
-        return _upload(np.asarray(r), idt, x1.device)
     if sorter is not None:
-        order, _ = _host_values(sorter)
-        a = [a[int(i)] for i in order]
-    find = bisect.bisect_left if side == "left" else bisect.bisect_right
-    key = [_nan_key(v) for v in a]
-    res = [find(key, _nan_key(v)) for v in b]
-    return _upload(res, idt, x1.device, x2.shape)
+        _check(sorter, "searchsorted sorter")
+        if sorter.dtype.kind not in "iu" or sorter.shape != x1.shape:
+            raise ValueError(f"searchsorted: sorter must be an integer array of x1's shape "
+                             f"{x1.shape} (indices that sort x1), got {sorter.dtype.name} of "
+                             f"shape {sorter.shape}")
+        x1 = take(x1, sorter)
+    dt = check_dtype(x1.device, promote(x1.dtype, x2.dtype), "searchsorted")
+    a = x1 if x1.dtype is dt else x1.astype(dt)
+    v = x2 if x2.dtype is dt else x2.astype(dt)
+    return x1.device.ops.searchsorted(a, v, side == "right", index_dtype(x1.device))
+
+
+def isin(x1: Any, x2: Any, /, *, invert: bool = False) -> Array:
+    """True where an element of ``x1`` equals some element of ``x2`` (``invert``: is not in;
+    the 2025.12 draft). Real data: ``x2`` sorted on the device, then one binary search per
+    element of ``x1`` (the searchsorted kernel) and a gather; complex: pairwise equality.
+    One of them may be a Python scalar (a 0-d result for a scalar ``x1``)."""
+    if not isinstance(x1, Array) and not isinstance(x2, Array):
+        raise TypeError(f"isin: at least one argument must be a pyaccel Array, got "
+                        f"{type(x1).__name__} and {type(x2).__name__}")
+    ref = x1 if isinstance(x1, Array) else x2
+    if not isinstance(x1, Array):
+        x1 = _scalar_operand(x1, ref, "isin")
+    if not isinstance(x2, Array):
+        x2 = _scalar_operand(x2, ref, "isin")
+    dt = check_dtype(x1.device, promote(x1.dtype, x2.dtype), "isin")
+    a = x1 if x1.dtype is dt else x1.astype(dt)
+    b = reshape(x2 if x2.dtype is dt else x2.astype(dt), (-1,))
+    if b.size == 0 or a.size == 0:
+        return asarray(bool(invert), device=a.device) if a.ndim == 0 and a.size else \
+            broadcast_to(asarray(bool(invert), device=a.device), a.shape)
+    if dt.kind == "c":
+        hit = any(equal(reshape(a, (*a.shape, 1)), b), axis=-1)
+    else:
+        b = sort(b)
+        at = searchsorted(b, a)
+        at = where(less(at, b.size), at, b.size - 1)
+        hit = equal(take(b, reshape(at, (-1,))), reshape(a, (-1,)))
+        hit = reshape(hit, a.shape)
+    return logical_not(hit) if invert else hit
+
+
+def _scalar_operand(v: Any, ref: Array, what: str) -> Array:
+    if isinstance(v, bool) or not isinstance(v, (int, float, complex)):
+        raise TypeError(f"{what}: expected a pyaccel Array or a Python int/float, got "
+                        f"{type(v).__name__}")
+    dt = ref.dtype if not (isinstance(v, float) and ref.dtype.kind in "biu") else default_float(ref.device)
+    return asarray(v, dtype=dt, device=ref.device)
 
 
 def _nan_key(v: Any) -> Any:

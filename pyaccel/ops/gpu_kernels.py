@@ -542,6 +542,66 @@ def cumsum_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner:
 
 
 # ---------------------------------------------------------------------------
+# searchsorted
+# ---------------------------------------------------------------------------
+_F32_BEFORE = ("fn s_nan(p: f32) -> bool { return (bitcast<u32>(p) & 0x7fffffffu) > 0x7f800000u; }\n"
+               "fn before(p: K, q: K) -> bool { return p < q || (s_nan(q) && !s_nan(p)); }\n")
+_WIDE_BEFORE = {
+    "float64": "fn before(p: K, q: K) -> bool {\n"
+               "    return f64_less(p, q) || (f64_isnan(q) && !f64_isnan(p));\n}\n",
+    "int64": "fn before(p: K, q: K) -> bool { return i64_less(p, q); }\n",
+    "uint64": "fn before(p: K, q: K) -> bool { return u64_less(p, q); }\n",
+}
+
+
+def _search_source(dt: DType, S: str) -> str:
+    key = ("search", dt.name, S)
+    src = _SRC.get(key)
+    if src is None:
+        from .elementwise import library_source  # (the multi-lane libraries' closure)
+
+        if dt in MULTI_LANE:
+            K, gen = S, "fn key(s: S) -> K { return s; }\n" + _WIDE_BEFORE[dt.name]
+        else:
+            K = "f32" if dt.kind == "f" else ("i32" if dt.kind == "i" else "u32")
+            gen = "fn key(s: S) -> K { return K(s); }\n"
+            gen += _F32_BEFORE if K == "f32" else "fn before(p: K, q: K) -> bool { return p < q; }\n"
+        src = specialize(library_source(gen) + "\n" + gen + wgsl_source("search"), S=S, K=K)
+        _SRC[key] = src
+    return src
+
+
+@_locked
+def searchsorted(device: Device, a: Buffer, v: Buffer, dt: DType, n: int, m: int,
+                 right: bool = False) -> Buffer:
+    """Insertion indices (u32, ``m`` of them) of the values ``v`` into the sorted ``a`` of ``n``
+    elements, both of dtype ``dt`` (real: bool, ints, floats incl. the multi-lane int64 /
+    uint64 / float64 storage): NumPy's searchsorted with NaN sorted last; ``right``: side
+    'right'. One thread per value, a binary search of at most 33 steps."""
+    _check_gpu(device, "searchsorted")
+    _dims("searchsorted", n=n, m=m)
+    if dt.kind not in "biuf":
+        raise UnsupportedDTypeError(f"searchsorted: needs real data, got {dt.name}")
+    if n >= 2**32 - 1:
+        raise ValueError(f"searchsorted: {n} sorted elements do not fit 32-bit indices")
+    S = MULTI_LANE[dt].wgsl_storage if dt in MULTI_LANE else _wgsl(device, dt, "searchsorted")
+    out = device.malloc(m * 4)
+    if m == 0:
+        return out
+    impl = device.impl
+    src = _search_source(dt, S)
+    pipe = impl.pipeline(src, "main", None, "search.main")
+    entries = []
+    for b, buf in ((0, a), (1, v), (2, out)):
+        h = buf.handle
+        entries.append((b, h, 0, min(max(16, (buf.nbytes + 15) & ~15), h.size)))
+    params = pack("4I", n, m, int(bool(right)), 0)
+    entries.append((3, impl.uniform(params), 0, len(params)))
+    impl.dispatch(pipe, entries, _threads(device, m))
+    return out
+
+
+# ---------------------------------------------------------------------------
 # matmul
 # ---------------------------------------------------------------------------
 # K per invocation: tiled runs 3 loops of TK = 16 plus one step of the K loop per slice
@@ -906,6 +966,6 @@ def sort_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, descendi
 
 
 __all__ = [
-    "REDUCE_OPS", "cumsum_axis", "logsumexp_rows", "matmul", "matmul_naive", "mean_axis",
+    "REDUCE_OPS", "cumsum_axis", "searchsorted", "logsumexp_rows", "matmul", "matmul_naive", "mean_axis",
     "matmul_wide", "reduce_axis", "softmax_rows", "sort_axis", "sort_wide", "sum64_axis", "var_axis",
 ]

@@ -44,6 +44,7 @@ FAMILIES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "matmul": ("matmul",),
     "softmax": ("softmax",),
     "sort": ("sort",),
+    "search": ("search",),  # searchsorted (binary search per value), isin
     "linalg": ("linalg_chol", "linalg_lu", "linalg_qr", "linalg_jacobi"),  # pyaccel.ops.linalg_wgsl
     "fft": ("fft",),  # pyaccel.fft: Stockham / Bluestein passes (ops/fft_wgsl.py)
     "composite": (),  # built from other ops (no kernel of its own)
@@ -348,7 +349,8 @@ OTHER: tuple[OpDef, ...] = (
     _op("argsort", "sort", 1, "real", "index", "argsort"),
     # searching / sets (data-dependent shapes: a device sync on GPUs)
     _op("nonzero", "host", 1, "any", "index", "nonzero"),
-    _op("searchsorted", "host", 2, "real", "index", "searchsorted"),
+    _op("searchsorted", "search", 2, "real", "index", "searchsorted"),
+    _op("isin", "search", 2, "numeric", "bool", "isin"),  # sort + searchsorted + gather
     _op("unique_all", "host", 1, "any", "same", "unique_all"),
     _op("unique_counts", "host", 1, "any", "same", "unique_counts"),
     _op("unique_inverse", "host", 1, "any", "same", "unique_inverse"),

@@ -749,6 +749,15 @@ class WgslOps(WgslLinalg, WgslFFT):
             r = self.astype(r, dtype)
         return r if last else _manip.moveaxis(r, -1, axis)
 
+    @_locked
+    def searchsorted(self, x1: Array, x2: Array, right: bool, dtype: DType) -> Array:
+        """One binary-search thread per value (ops/search.wgsl), u32 indices cast to ``dtype``."""
+        if x1.size == 0 or x2.size == 0:
+            return self.fill(Array._empty(self.device, x2.shape, dtype), 0)
+        buf = _gk.searchsorted(self.device, x1._buf, x2._buf, x1.dtype, x1.size, x2.size, right)
+        r = Array._new(buf, x2.shape, int32, self.device)
+        return r if dtype is int32 else self.astype(r, dtype)
+
     # -- linalg / nn -------------------------------------------------------------------------
     @_locked
     def matmul(self, x1: Array, x2: Array, dtype: DType) -> Array:

@@ -294,6 +294,11 @@ class NumpyOps(NumpyLinalg, NumpyFFT):
                  else np.sort(v, axis=axis, kind="stable"))
         return self._wrap(np.asarray(r).astype(np.dtype(dtype.name)), dtype)
 
+    def searchsorted(self, x1: Array, x2: Array, right: bool, dtype: DType) -> Array:
+        np = self.np
+        r = np.searchsorted(view(x1), view(x2), side="right" if right else "left")
+        return self._wrap(np.asarray(r).astype(np.dtype(dtype.name)), dtype)
+
     # -- linalg / nn -------------------------------------------------------------------------
     def matmul(self, x1: Array, x2: Array, dtype: DType) -> Array:
         np = self.np
