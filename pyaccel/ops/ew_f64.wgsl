@@ -526,16 +526,15 @@ fn f64__divmod(a: vec2<u32>, b: vec2<u32>) -> vec4<u32> {
     return vec4<u32>(fd, m);
 }
 
+// floor(a / b); one infinite operand gives a / b (the Array API; NumPy: nan / -1), as f_floor_divide
 fn f64_floor_divide(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     if (f64_isnan(a) || f64_isnan(b)) { return f64__nan(); }
     if (f64__iszero(b)) { return f64_divide(a, b); }
-    if (f64_isinf(a)) { return f64__nan(); }
-    if (f64_isinf(b)) {
-        if (f64__iszero(a) || f64_signbit(a) == f64_signbit(b)) {
-            return f64__zero(f64__sgn(a) ^ f64__sgn(b));
-        }
-        return vec2<u32>(0u, 0xbff00000u);
+    if (f64_isinf(a)) {
+        if (f64_isinf(b)) { return f64__nan(); }
+        return f64__inf(f64__sgn(a) ^ f64__sgn(b));
     }
+    if (f64_isinf(b)) { return f64__zero(f64__sgn(a) ^ f64__sgn(b)); }
     return f64__divmod(a, b).xy;
 }
 
