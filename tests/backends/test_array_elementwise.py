@@ -12,11 +12,11 @@ import math
 import numpy as np
 import pytest
 from _array_util import (
-    floor_divide_ref,
     FEW,
     broadcast_pair,
     check,
     dtypes_for,
+    floor_divide_ref,
     np_dtype,
     poisoned,  # noqa: F401  (fixture)
     rand,
