@@ -21,7 +21,9 @@ constants; entry points bind explicit binding numbers, see :func:`_dispatch`):
   same plans and layouts as ``reduce.wgsl`` (``cols4`` runs as ``cols``).
 * ``scan.wgsl`` — :func:`cumsum_axis`: per-tile workgroup scan (tile totals from a
   reduce pass, scanned recursively, added as offsets); per-column sequential scans for
-  ``inner > 1`` and on software devices.
+  ``inner > 1`` and on software devices. ``op="prod"`` (``OP = 1``) scans products
+  (``cumulative_prod``) with the same plans.
+* ``search.wgsl`` — :func:`searchsorted`: one binary search (at most 33 steps) per value.
 * ``matmul.wgsl`` — :func:`matmul`: 64x64 output tiles, 16-wide K slices in workgroup
   memory, 8x8 outputs per thread in registers; :func:`matmul_naive`. A K longer than one
   invocation may loop over (:data:`MAX_LOOP`) is split into chunks whose partial products
