@@ -229,7 +229,7 @@ def _split_out(array_type: type, kwargs: dict) -> tuple[Any, dict]:
     out = kwargs.get("out")
     if isinstance(out, tuple) and len(out) == 1:
         out = out[0]
-    if out is None or out == ():
+    if out is None or (isinstance(out, tuple) and not out):
         return None, {k: v for k, v in kwargs.items() if k != "out"}
     outs = out if isinstance(out, tuple) else (out,)
     if all(isinstance(o, array_type) for o in outs):

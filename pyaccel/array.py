@@ -369,6 +369,8 @@ class Array:
         return f(other, self) if reflected else f(self, other)
 
     def _inplace(self, name: str, other: Any) -> Array:
+        if _host.is_numpy_array(other) and getattr(other, "ndim", 1) == 0:
+            other = other.item()  # NumPy casts an in-place result to x's dtype: a weak scalar
         if not _is_operand(other):
             return NotImplemented
         res = _OPS[name](self, other)
@@ -523,7 +525,9 @@ def _np_call(name: str, x: Array, args: tuple, kwargs: dict) -> Any:
 
 
 def _is_operand(x: Any) -> bool:
-    return isinstance(x, (Array, bool, int, float, complex))
+    # Python scalars by exact type: NumPy scalars (np.float64 is a float subclass) go to
+    # NumPy's protocol, which treats them as strong 0-d operands as NumPy 2 does
+    return isinstance(x, Array) or type(x) in (bool, int, float, complex)
 
 
 def _assign_inplace(self: Array, res: Array, name: str) -> None:

@@ -92,6 +92,13 @@ def test_numpy_scalars_and_format(device):
     assert format(xp.asarray([1.0, 2.0], device=device), "") == str(xp.asarray([1.0, 2.0], device=device))
     with pytest.raises(TypeError, match="format string"):
         format(xp.asarray([1.0, 2.0], device=device), ".2f")
+    assert (x * np.float64(2.5)).dtype is xp.float64  # the same on either side (a float subclass)
+    assert (x * 2.5).dtype is xp.float32  # a Python float stays weak
+    z = xp.asarray([1.0, 2.0], dtype=xp.float32, device=device)
+    buf = z.__pyaccel_buffer__()
+    z += np.float64(0.5)  # in place, NumPy casts to z's dtype: z stays float32, same buffer
+    assert z.dtype is xp.float32 and z.__pyaccel_buffer__() is buf
+    np.testing.assert_array_equal(z.to_numpy(), [1.5, 2.5])
     y = np.int8(3) + xp.asarray([1, 2], dtype=xp.int8, device=device)
     assert y.dtype is xp.int8
     np.testing.assert_array_equal(y.to_numpy(), [4, 5])
