@@ -33,7 +33,9 @@ What it does (each step prints one line):
    npm package's lock plus the entries of pyaccel and micropip (file_name, sha256 and depends
    from the wheels; the native-only dependencies numpy and wgpu carry
    ``sys_platform != 'emscripten'`` markers, so they are not in pyaccel's ``depends``), then
-   checks it.
+   checks it. The packages the folder does not ship (numpy, ...) keep the npm lock's entries
+   with their file_name pointed at the Pyodide CDN of the same release: Pyodide resolves a
+   relative file_name against the lock's folder, where they would 404 even online.
 
 ``--jupyterlite`` then assembles the kernel's Pyodide folder (a copy of
 ``web/public/pyodide/`` plus the 15 wheels of ``wasm/jupyterlite-wheels.lock``: ipython and its
@@ -94,6 +96,8 @@ RUNTIME_FILES = [
 # Dependencies that must never be pulled into Pyodide.
 NATIVE_ONLY_DEPS = {"numpy", "wgpu"}
 PYODIDE_EXPECTED_VERSION = "314.0.7"
+# Where the wheels the folder does not ship (numpy, ...) load from, online only.
+PYODIDE_CDN = "https://cdn.jsdelivr.net/pyodide/v{version}/full/"
 
 
 def log(msg: str) -> None:
@@ -361,16 +365,38 @@ def place(wheels: list[Path], folder: Path, keep: set[str] = frozenset()) -> lis
     return placed
 
 
+def cdn_linked_lock() -> Path:
+    """The npm package's lock with each file_name an absolute Pyodide-CDN URL.
+
+    Pyodide resolves a relative file_name against the lock's own folder, and the npm package
+    ships none of the 350 packages' wheels (numpy included): in the self-hosted folder they
+    would 404 even online. Pointed at the CDN of the same release (same sha256), they load in
+    a page that has the network; the wheels the folder ships get relative names again from
+    ``add-wheels``."""
+    data = json.loads((PYODIDE_NPM / "pyodide-lock.json").read_text())
+    base = PYODIDE_CDN.format(version=data["info"].get("version") or pyodide_version())
+    for entry in data["packages"].values():
+        if "://" not in entry["file_name"]:
+            entry["file_name"] = base + entry["file_name"]
+    out = WHEEL_DIR / "pyodide-lock.cdn.json"
+    WHEEL_DIR.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(data, indent=2, sort_keys=True)
+    if not out.exists() or out.read_text() != text:
+        out.write_text(text)
+    return out
+
+
 def write_lock(py: Path, whl: Path, extra: list[Path]) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     placed = place([whl, *extra], OUT)
-    data = add_wheels(py, PYODIDE_NPM / "pyodide-lock.json", OUT, placed)
+    data = add_wheels(py, cdn_linked_lock(), OUT, placed)
     entry = data["packages"][PACKAGE]
     log(
         f"lock {(OUT / 'pyodide-lock.json').relative_to(ROOT)} (pyodide lockfile add-wheels): "
         f"{PACKAGE} {entry['version']} depends={entry['depends']}, "
         + ", ".join(f"{p.name.split('-')[0]}" for p in placed[1:])
-        + f" ({len(data['packages'])} packages, python {data['info']['python']})"
+        + f" ({len(data['packages'])} packages, python {data['info']['python']}; the others load "
+        f"from the Pyodide CDN, online only)"
     )
 
 
