@@ -347,7 +347,7 @@ def add_wheels(py: Path, input_lock: Path, folder: Path, wheels: list[Path]) -> 
     run([str(venv_bin("pyodide")), "lockfile", "add-wheels", "--input", str(input_lock),
          "--output", str(tmp), "--base-path", str(folder), *map(str, wheels)],
         "pyodide lockfile add-wheels")
-    tmp.replace(out)
+    tmp.replace(out)  # always (a new mtime): tests/browser/conftest.py compares it with the sources
     return json.loads(out.read_text())
 
 
@@ -468,9 +468,24 @@ def build_jupyterlite(py: Path) -> int:
     problems = check_jupyterlite()
     for p in problems:
         log("jupyterlite check: " + p)
+    if not problems:
+        LITE_STAMP.write_text(lite_stamp() + "\n")
     log(f"jupyterlite: {LITE_OUT.relative_to(ROOT)}/ in {time.perf_counter() - t0:.1f}s "
         f"(open /repl/index.html?kernel=python or /lab/index.html on a local server)")
     return 1 if problems else 0
+
+
+def lite_stamp() -> str:
+    """What the JupyterLite site is built from (the tests compare it with the site's stamp)."""
+    h = hashlib.sha256()
+    inputs = [OUT / "pyodide-lock.json", LITE_WHEELS_LOCK, BUILD_LOCK, Path(__file__).resolve(),
+              *sorted(p for p in LITE_CONFIG.rglob("*") if p.is_file())]
+    for p in inputs:
+        h.update(p.name.encode() + b"\0" + (p.read_bytes() if p.exists() else b"<missing>") + b"\0")
+    return h.hexdigest()[:32]
+
+
+LITE_STAMP = LITE_OUT / ".pyaccel-build-stamp"
 
 
 def check_jupyterlite() -> list[str]:
