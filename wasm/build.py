@@ -14,7 +14,7 @@ alone gives the complete site.
 
 What it does (each step prints one line):
 
-1. Creates or reuses ``.venv-wasm``, a virtualenv of Python >= 3.12 (pyodide-build needs it:
+1. Creates or reuses ``.venv-wasm`` (or ``$PYACCEL_WASM_VENV``), a virtualenv of Python >= 3.12 (pyodide-build needs it:
    ``$PYACCEL_WASM_PYTHON``, this Python, ``python3.14``..``python3.12`` or a pyenv version),
    with exactly ``wasm/requirements-build.lock`` installed (hatchling, pyodide-build 0.39.2,
    pkginfo, jupyterlite-core and jupyterlite-pyodide-kernel 0.8.6). Reinstalled only when the

@@ -49,7 +49,19 @@ def clone_dist(tmp_path_factory) -> Path:
     subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(ROOT), str(clone)],
                    check=True, capture_output=True, text=True, timeout=120)
     assert not (clone / "node_modules").exists() and not (clone / ".venv").exists()
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHON", "PYACCEL_SKIP_WASM_BUILD")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHON", "PYACCEL_SKIP_WASM_BUILD", "PYACCEL_WASM_VENV")}
+    # The build tools' venv: the checkout's .venv-wasm when it holds exactly the clone's
+    # wasm/requirements-build.lock (the prebuild then reuses it: `npm run build` "creates or
+    # reuses" it; creating one costs ~15-45 s here and CI's setup.sh does it on a fresh
+    # machine anyway), else a new one in the clone. PYACCEL_NPM_BUILD_FRESH_VENV=1 forces new.
+    venv = ROOT / ".venv-wasm"
+    stamp = venv / ".pyaccel-build-stamp"
+    lock = clone / "wasm" / "requirements-build.lock"
+    reuse = (not os.environ.get("PYACCEL_NPM_BUILD_FRESH_VENV") and stamp.is_file()
+             and stamp.read_text().startswith(hashlib.sha256(lock.read_bytes()).hexdigest()[:16]))
+    if reuse:
+        env["PYACCEL_WASM_VENV"] = str(venv)
     t0 = time.perf_counter()
     proc = subprocess.run("npm ci && npm run build", shell=True, cwd=clone, env=env,
                           capture_output=True, text=True, timeout=600)
@@ -63,7 +75,8 @@ def clone_dist(tmp_path_factory) -> Path:
     assert "[wasm/build] check: ok" in proc.stdout, proc.stdout[-2000:]
     # with the field's tools, in the clone's own .venv-wasm (created or reused by the prebuild)
     assert "with hatchling" in proc.stdout and "pyodide lockfile add-wheels" in proc.stdout, proc.stdout[-2000:]
-    assert (clone / ".venv-wasm" / ".pyaccel-build-stamp").is_file()
+    assert (venv if reuse else clone / ".venv-wasm").joinpath(".pyaccel-build-stamp").is_file()
+    print(f"build tools venv: {'reused ' + str(venv) if reuse else 'created in the clone'}")
     return clone / "web" / "dist"
 
 
