@@ -21,6 +21,7 @@ import pytest
 from _hosts import HostPage, ensure_jupyterlite, serve
 
 np = pytest.importorskip("numpy")
+pytestmark = pytest.mark.xdist_group("host-jupyterlite")  # one boot per host under --dist loadgroup
 
 BOOT_TIMEOUT_MS = 240_000
 MARK = "PYACCEL-RESULT "

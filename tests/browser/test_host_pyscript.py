@@ -21,6 +21,7 @@ import pytest
 from _hosts import HostPage
 
 np = pytest.importorskip("numpy")
+pytestmark = pytest.mark.xdist_group("host-pyscript")  # one boot per host under --dist loadgroup
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "browser.md"
 BOOT_TIMEOUT_MS = 180_000

@@ -16,6 +16,7 @@ import pytest
 from _hosts import HostPage
 
 np = pytest.importorskip("numpy")
+pytestmark = pytest.mark.xdist_group("host-worker")  # one boot per host under --dist loadgroup
 
 BOOT_TIMEOUT_MS = 180_000
 
