@@ -205,7 +205,7 @@ def ensure_venv() -> Path:
         if VENV.exists():
             shutil.rmtree(VENV)
         run([base, "-m", "venv", str(VENV)], f"creating {VENV} with {base}")
-    pip = [str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps",
+    pip = [str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps", "--no-compile",
            "-r", str(BUILD_LOCK)]
     proc = subprocess.run(pip, cwd=ROOT, capture_output=True, text=True)
     if proc.returncode != 0:

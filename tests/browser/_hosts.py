@@ -9,8 +9,8 @@ serve extra folders (the JupyterLite site) from 127.0.0.1.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import http.server
+import importlib.util
 import os
 import socketserver
 import subprocess

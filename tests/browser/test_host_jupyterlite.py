@@ -17,7 +17,6 @@ import time
 import urllib.parse
 
 import pytest
-
 from _hosts import HostPage, ensure_jupyterlite, serve
 
 np = pytest.importorskip("numpy")

@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from _hosts import HostPage
 
 np = pytest.importorskip("numpy")

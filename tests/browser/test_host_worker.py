@@ -12,7 +12,6 @@ import sys
 import time
 
 import pytest
-
 from _hosts import HostPage
 
 np = pytest.importorskip("numpy")
