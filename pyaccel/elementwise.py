@@ -127,7 +127,7 @@ def _result(row: OpDef, dt: DType, dev: Device) -> tuple[DType, DType]:
 # everything _apply derives from a signature (dtype, shape, device and buffer size of each
 # array; the Python type of each scalar) is fixed, so a repeat call only checks int
 # scalars' ranges and replays the memo (an output buffer and one recorded kernel).
-_FAST: dict[tuple, tuple[tuple[int, ...], DType, Callable[[tuple[Any, ...]], Array]]] = {}
+# (kept per device in Device.memo("elementwise_fast"): it dies with its device)
 _FAST_LIMIT = 1024
 _SIG_SCALARS = (bool, int, float, complex)
 
@@ -145,10 +145,18 @@ def _signature(row: OpDef, args: tuple[Any, ...]) -> tuple | None:
     return tuple(key)
 
 
+def _memo(args: tuple[Any, ...]) -> Any:
+    """The elementwise memo of the first Array argument's device (Device.memo)."""
+    for a in args:
+        if type(a) is Array:
+            return a._device.memo("elementwise_fast", _FAST_LIMIT)
+    return None
+
+
 def _apply(row: OpDef, args: tuple[Any, ...]) -> Array:
     key = _signature(row, args)
     if key is not None:
-        fast = _FAST.get(key)
+        fast = _memo(args).get(key)
         if fast is not None:
             fits, conv, run = fast
             for k in fits:
@@ -190,9 +198,7 @@ def _apply_slow(row: OpDef, args: tuple[Any, ...], key: tuple | None) -> Array:
     out, fast = dev.ops.elementwise(row, args, shape, cdt, out_dt)
     # memoise for this signature when nothing depended on the dtype policy (downcasts)
     if fast is not None and key is not None and cdt is cdt0 and out_dt is out_dt0:
-        if len(_FAST) >= _FAST_LIMIT:
-            _FAST.clear()
-        _FAST[key] = (tuple(fits), conv_dt, fast)
+        dev.memo("elementwise_fast", _FAST_LIMIT).put(key, (tuple(fits), conv_dt, fast))
     return out
 
 
