@@ -516,11 +516,13 @@ def _assign_inplace(self: Array, res: Array, name: str) -> None:
 
 
 def _no_numpy(what: str) -> Exception:
+    from ._hints import in_pyodide, numpy_fix
     from .errors import BackendUnavailableError
 
     return BackendUnavailableError(
         f"{what} needs NumPy, which is not importable here; use x.tolist(), bytes(x) or "
-        "x.memoryview() instead (in Pyodide: await pyodide.loadPackage('numpy'))"
+        "x.memoryview() instead" + (f" (or get numpy: {numpy_fix()})" if in_pyodide() else
+                                    " (or pip install numpy)")
     )
 
 

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from . import _hints
 from .device import Device, DeviceDescriptor
 from .errors import (
     AsyncRequiredError,
@@ -133,9 +134,20 @@ BUILTIN_BACKENDS: tuple[BackendEntry, ...] = (
         priority=100,
         schemes=("cpu", "numpy"),
         description="NumPy on the host CPU (fallback and oracle)",
-        fix="pip install numpy (in Pyodide: await pyodide.loadPackage('numpy'))",
+        fix="pip install numpy",  # inside Pyodide: _hints.numpy_fix() (see _fix)
     ),
 )
+
+
+# Inside Pyodide the built-in native fixes (pip install ...) are untrue: these give the text there.
+_PYODIDE_FIXES: dict[str, Callable[[], str]] = {"wgpu": _hints.wgpu_fix, "cpu": _hints.numpy_fix}
+
+
+def _fix(entry: BackendEntry) -> str:
+    """The entry's fix, or its Pyodide form for a built-in backend inside Pyodide."""
+    if _hints.in_pyodide() and not entry.plugin and entry.name in _PYODIDE_FIXES:
+        return _PYODIDE_FIXES[entry.name]()
+    return entry.fix
 
 
 class BackendRegistry:
@@ -233,8 +245,8 @@ class BackendRegistry:
                 raise
             except Exception as exc:
                 msg = f"backend {name!r} failed to start: {type(exc).__name__}: {exc}"
-                if entry.fix:
-                    msg += f"; fix: {entry.fix}"
+                if _fix(entry):
+                    msg += f"; fix: {_fix(entry)}"
                 self._errors[name] = msg
                 raise BackendUnavailableError(msg) from exc
             self._instances[name] = inst
@@ -251,7 +263,7 @@ class BackendRegistry:
             try:
                 b = self._create(e.name)
                 devs = tuple(d.uri for d in b.devices())
-                reason = "" if devs else f"backend {e.name!r} found no devices; fix: {e.fix}"
+                reason = "" if devs else f"backend {e.name!r} found no devices; fix: {_fix(e)}"
                 out.append(
                     BackendInfo(e.name, e.priority, bool(devs), reason, str(getattr(b, "version", "")),
                                 e.schemes, devs, e.description)
@@ -373,10 +385,14 @@ class BackendRegistry:
                 raise
             except PyaccelError as exc:
                 reasons.append(f"  {d.uri}: {exc}")
+        raise self.no_device_error(reasons)
+
+    def no_device_error(self, reasons: Sequence[str]) -> DeviceNotFoundError:
+        """"no device could be opened": each device's and each unavailable backend's reason."""
         lines = [f"  {b.name}: {b.reason}" for b in self.backends() if not b.available]
-        raise DeviceNotFoundError(
-            "no device could be opened:\n" + "\n".join(reasons + lines)
-            + "\nInstall numpy for the cpu backend, or see `pyaccel doctor`."
+        return DeviceNotFoundError(
+            "no device could be opened:\n" + "\n".join([*reasons, *lines] or ["  (no backend registered)"])
+            + "\n" + _hints.no_device_advice()
         )
 
     def default_uri(self) -> str | None:
@@ -487,7 +503,7 @@ async def device_async(uri: str | DeviceURI | Device | None = None) -> Device:
                 continue
             _global_default[0] = dev
             return dev
-        raise DeviceNotFoundError("no device could be opened:\n" + "\n".join(reasons or ["  (none found)"]))
+        raise REGISTRY.no_device_error(reasons)
     return await _open_async(uri)
 
 

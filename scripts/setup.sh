@@ -48,7 +48,8 @@ if [ -f package-lock.json ]; then
   fi
 fi
 
-# 4. The browser distribution (pyaccel wheel + Pyodide lock) and the static site.
+# 4. The browser distribution (pyaccel wheel + Pyodide lock, built with hatchling and pyodide-build in
+#    .venv-wasm, which wasm/build.py creates from wasm/requirements-build.lock) and the static site.
 if [ -f wasm/build.py ] && [ -f package.json ]; then
   want="$(cat pyproject.toml package-lock.json vite.config.js $(git ls-files -co --exclude-standard pyaccel web wasm | grep -v '^web/dist' | sort) 2>/dev/null | sha256sum | cut -c1-16)"
   if [ ! -f web/dist/index.html ] || [ "$(cat "$STAMPS/web" 2>/dev/null)" != "$want" ]; then
@@ -57,6 +58,15 @@ if [ -f wasm/build.py ] && [ -f package.json ]; then
     echo "$want" > "$STAMPS/web"
   else
     log "web/dist up to date"
+  fi
+  # 5. The JupyterLite site (pyaccel's Pyodide folder + the kernel's wheels), for the browser tests.
+  lite_want="$want-$(sha256sum web/public/pyodide/pyodide-lock.json 2>/dev/null | cut -c1-16)"
+  if [ ! -f web/dist-jupyterlite/jupyter-lite.json ] || [ "$(cat "$STAMPS/jupyterlite" 2>/dev/null)" != "$lite_want" ]; then
+    log "building the JupyterLite site (npm run build:jupyterlite -> web/dist-jupyterlite/)"
+    PYTHON=.venv/bin/python npm run --silent build:jupyterlite
+    echo "$want-$(sha256sum web/public/pyodide/pyodide-lock.json | cut -c1-16)" > "$STAMPS/jupyterlite"
+  else
+    log "web/dist-jupyterlite up to date"
   fi
 fi
 log "done"

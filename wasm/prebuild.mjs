@@ -1,7 +1,11 @@
 // npm's prebuild / predev step: runs `python wasm/build.py` (the pyaccel wheel, the
-// Pyodide runtime and lock file -> web/public/pyodide/) with the first Python that works:
+// Pyodide runtime and lock file -> web/public/pyodide/, PyScript -> web/public/pyscript/)
+// with the first Python that works:
 //   $PYTHON, .venv/bin/python (the project's venv, when present), python3, python.
-// wasm/build.py needs only the standard library of Python >= 3.11.
+// wasm/build.py itself needs Python >= 3.11; it creates or reuses .venv-wasm (Python >= 3.12,
+// wasm/requirements-build.lock: hatchling, pyodide-build, JupyterLite) for the tools it runs,
+// and says what to install when it cannot.
+// Arguments are passed on (`npm run build:jupyterlite` -> `wasm/build.py --jupyterlite`).
 // Set PYACCEL_SKIP_WASM_BUILD=1 to skip it (web/public/pyodide/ is then used as it is).
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -24,7 +28,7 @@ candidates.push(["python3", "python3"], ["python", "python"]);
 
 const tried = [];
 for (const [label, py] of candidates) {
-  const probe = spawnSync(py, ["-c", "import sys, tomllib, zipfile, hashlib; print(sys.version.split()[0])"], {
+  const probe = spawnSync(py, ["-c", "import sys, tomllib, zipfile, hashlib, venv; print(sys.version.split()[0])"], {
     encoding: "utf8",
   });
   if (probe.error || probe.status !== 0) {
@@ -35,13 +39,14 @@ for (const [label, py] of candidates) {
     continue;
   }
   console.log(`[prebuild] python wasm/build.py with ${py} (Python ${probe.stdout.trim()})`);
-  const run = spawnSync(py, [build], { stdio: "inherit", cwd: root });
+  const run = spawnSync(py, [build, ...process.argv.slice(2)], { stdio: "inherit", cwd: root });
   process.exit(run.status ?? 1);
 }
 console.error(
   [
     "[prebuild] ERROR: no usable Python to build the pyaccel wheel and the Pyodide lock file.",
-    "wasm/build.py needs Python >= 3.11 (standard library only). Tried:",
+    "wasm/build.py needs Python >= 3.11 to run, and a Python >= 3.12 for its build tools",
+    "(it finds one: $PYACCEL_WASM_PYTHON, python3.12+, pyenv). Tried:",
     ...tried,
     "Install Python 3.11 or newer (Debian/Ubuntu: `apt-get install python3`; macOS: `brew install python`;",
     "Windows: https://www.python.org/downloads/), or point PYTHON at one: PYTHON=/path/to/python3 npm run build",

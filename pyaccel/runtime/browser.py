@@ -752,7 +752,8 @@ class BrowserBackend:
             raise BackendUnavailableError(
                 "this browser has no WebGPU (navigator.gpu is undefined): use Chrome/Edge 113+ or "
                 "Safari 26+ over https:// or http://localhost, or start Chromium with "
-                "--enable-unsafe-webgpu; pyaccel falls back to the cpu device when numpy is loaded"
+                "--enable-unsafe-webgpu; without WebGPU only the cpu device is left, which needs numpy "
+                "(see the cpu backend's reason)"
             )
         self.gpu = gpu
         self.version = f"browser WebGPU (Pyodide {getattr(sys, '_emscripten_info', None) and '.'.join(map(str, sys._emscripten_info.emscripten_version)) or ''})"
@@ -800,7 +801,8 @@ class BrowserBackend:
             "navigator.gpu exists but no WebGPU adapter was granted"
             + ("" if key == "default" else f" for powerPreference {key!r}")
             + " (blocklisted GPU, or headless without a GPU: start Chromium with --enable-unsafe-webgpu "
-            "--use-webgpu-adapter=swiftshader); pyaccel falls back to the cpu device when numpy is loaded"
+            "--use-webgpu-adapter=swiftshader); without WebGPU only the cpu device is left, which "
+            "needs numpy (see the cpu backend's reason)"
         )
 
     def devices(self) -> list[DeviceDescriptor]:

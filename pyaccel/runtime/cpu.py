@@ -8,6 +8,7 @@ from __future__ import annotations
 import platform
 from typing import Any
 
+from .._hints import numpy_fix
 from ..capabilities import CPU_LIMITS, Capability
 from ..device import Device, DeviceDescriptor
 from ..errors import BackendUnavailableError, DeviceLostError, DeviceNotFoundError
@@ -97,11 +98,8 @@ class CpuBackend:
         try:
             import numpy as np
         except ImportError as exc:
-            import sys
-
-            fix = ("await pyodide.loadPackage('numpy') before using the cpu device"
-                   if sys.platform == "emscripten" else "pip install numpy")
-            raise BackendUnavailableError(f"numpy is not importable ({exc}); fix: {fix}") from exc
+            raise BackendUnavailableError(
+                f"numpy is not importable ({exc}); fix: {numpy_fix()}") from exc
         self.np = np
         self.version = f"numpy {np.__version__}"
         machine = platform.machine() or "unknown"

@@ -20,6 +20,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from .._hints import WGPU_IN_PYODIDE, in_pyodide, wgpu_fix
 from ..capabilities import FEATURE_FLAGS, Capability, Limits
 from ..device import Device, DeviceDescriptor
 from ..errors import (
@@ -652,13 +653,13 @@ class WgpuBackend:
     schemes = ("wgpu", "vulkan", "metal", "dx12", "gl")
 
     def __init__(self) -> None:
+        if in_pyodide():
+            raise BackendUnavailableError(WGPU_IN_PYODIDE)
         _quiet_loader()
         try:
             import wgpu
         except ImportError as exc:
-            raise BackendUnavailableError(
-                f"wgpu-py is not importable ({exc}); fix: pip install wgpu==0.32.0"
-            ) from exc
+            raise BackendUnavailableError(f"wgpu-py is not importable ({exc}); fix: {wgpu_fix()}") from exc
         self.wgpu = wgpu
         try:
             from wgpu.backends.wgpu_native import __version__ as native_version

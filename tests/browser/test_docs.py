@@ -9,8 +9,10 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "browser.md"
 
 
 def snippet() -> str:
-    blocks = re.findall(r"```html\n(.*?)```", DOC.read_text(), re.S)
-    assert len(blocks) == 1, "docs/browser.md should hold exactly one ```html block (the minimal page)"
+    section = re.search(r"\n## 2\. A minimal page.*?(?=\n## )", DOC.read_text(), re.S)
+    assert section, "docs/browser.md has no section 2 (the minimal page)"
+    blocks = re.findall(r"```html\n(.*?)```", section.group(0), re.S)
+    assert len(blocks) == 1, "section 2 of docs/browser.md should hold exactly one ```html block (the minimal page)"
     return blocks[0]
 
 

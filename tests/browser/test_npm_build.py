@@ -2,8 +2,10 @@
 
 The repository's HEAD is cloned into a temporary folder (no .venv, no node_modules, no
 web/public/pyodide there), then exactly ``npm ci && npm run build`` runs in it: npm's
-``prebuild`` script (``wasm/prebuild.mjs``) finds a Python and runs ``wasm/build.py``,
-Vite builds the page. The clone's ``web/dist`` must hold the page, the pyaccel wheel, the
+``prebuild`` script (``wasm/prebuild.mjs``) finds a Python and runs ``wasm/build.py``, which
+creates the clone's own .venv-wasm (the pinned build tools, from the package registry or
+pip's cache), builds the wheel with hatchling and the lock with ``pyodide lockfile
+add-wheels``; Vite builds the page. The clone's ``web/dist`` must hold the page, the pyaccel wheel, the
 Pyodide lock file listing it and the runtime files, and it must boot in Chromium far
 enough for ``import pyaccel`` and an op on ``webgpu:0``.
 Only committed files take part (uncommitted edits of the worktree are not in the clone).
@@ -47,10 +49,22 @@ def clone_dist(tmp_path_factory) -> Path:
     subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(ROOT), str(clone)],
                    check=True, capture_output=True, text=True, timeout=120)
     assert not (clone / "node_modules").exists() and not (clone / ".venv").exists()
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHON", "PYACCEL_SKIP_WASM_BUILD")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHON", "PYACCEL_SKIP_WASM_BUILD", "PYACCEL_WASM_VENV")}
+    # The build tools' venv: the checkout's .venv-wasm when it holds exactly the clone's
+    # wasm/requirements-build.lock (the prebuild then reuses it: `npm run build` "creates or
+    # reuses" it; creating one costs ~15-45 s here and CI's setup.sh does it on a fresh
+    # machine anyway), else a new one in the clone. PYACCEL_NPM_BUILD_FRESH_VENV=1 forces new.
+    venv = ROOT / ".venv-wasm"
+    stamp = venv / ".pyaccel-build-stamp"
+    lock = clone / "wasm" / "requirements-build.lock"
+    reuse = (not os.environ.get("PYACCEL_NPM_BUILD_FRESH_VENV") and stamp.is_file()
+             and stamp.read_text().startswith(hashlib.sha256(lock.read_bytes()).hexdigest()[:16]))
+    if reuse:
+        env["PYACCEL_WASM_VENV"] = str(venv)
     t0 = time.perf_counter()
     proc = subprocess.run("npm ci && npm run build", shell=True, cwd=clone, env=env,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=600)
     dt = time.perf_counter() - t0
     assert proc.returncode == 0, (
         f"`npm ci && npm run build` failed ({proc.returncode}) in a fresh clone:\n"
@@ -59,6 +73,10 @@ def clone_dist(tmp_path_factory) -> Path:
     # the prebuild ran wasm/build.py (not a stale copy: the clone had no web/public/pyodide)
     assert "[prebuild] python wasm/build.py with" in proc.stdout, proc.stdout[-2000:]
     assert "[wasm/build] check: ok" in proc.stdout, proc.stdout[-2000:]
+    # with the field's tools, in the clone's own .venv-wasm (created or reused by the prebuild)
+    assert "with hatchling" in proc.stdout and "pyodide lockfile add-wheels" in proc.stdout, proc.stdout[-2000:]
+    assert (venv if reuse else clone / ".venv-wasm").joinpath(".pyaccel-build-stamp").is_file()
+    print(f"build tools venv: {'reused ' + str(venv) if reuse else 'created in the clone'}")
     return clone / "web" / "dist"
 
 
@@ -73,6 +91,12 @@ def test_fresh_clone_builds_the_complete_site(clone_dist):
     assert wheel.is_file() and wheel.name.endswith("-py3-none-any.whl")
     assert hashlib.sha256(wheel.read_bytes()).hexdigest() == entry["sha256"]
     assert entry["depends"] == [] and entry["imports"] == ["pyaccel"]
+    # micropip (PyScript's and JupyterLite's installer) ships beside it, hash-matching
+    mp = lock["packages"]["micropip"]
+    assert (pyo / mp["file_name"]).is_file(), mp
+    assert hashlib.sha256((pyo / mp["file_name"]).read_bytes()).hexdigest() == mp["sha256"]
+    assert (clone_dist / "pyscript" / "core.js").is_file()
+    assert (clone_dist / "worker" / "pyaccel-worker.mjs").is_file()
     # the wheel holds every file of the committed package (sources and .wgsl data)
     tracked = subprocess.run(["git", "ls-files", "pyaccel"], cwd=ROOT, capture_output=True,
                              text=True, check=True).stdout.split()
