@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .._hints import WGPU_IN_PYODIDE, in_pyodide, wgpu_fix
+from .._lru import LRU
 from ..capabilities import FEATURE_FLAGS, Capability, Limits
 from ..device import Device, DeviceDescriptor
 from ..errors import (
@@ -35,7 +36,6 @@ from ..errors import (
 from ..ranking import device_rank
 from ..uri import DeviceURI
 from . import _wgpu_direct
-from .._lru import LRU
 from .webgpu_common import PIPELINE_CACHE, Facade, GPUDeviceImpl, compile_error
 
 _USE_PROBE: Any = object()  # WgpuFacade(direct=...) default: the module-level probe result
