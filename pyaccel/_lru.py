@@ -31,6 +31,11 @@ class LRU(OrderedDict):
         self.move_to_end(key)
         return value
 
+    def copy(self) -> LRU:
+        c = LRU(self.maxsize)
+        c.update(self)
+        return c
+
     def put(self, key: Any, value: Any) -> Any:
         """Store ``value`` under ``key`` (most recent); returns ``value``."""
         self[key] = value

@@ -14,7 +14,9 @@ time; then it closes the device and opens a fresh one, several times. Required:
 
 Before the fix, ``ops/elementwise._PIPES`` kept every pipeline of every device impl for
 the life of the process, and ``_PLANS`` / the namespace's elementwise memo kept closed
-devices alive.
+devices alive. Checked that the test fails then: the same child with unbounded caches and
+the closed devices kept alive grew by 725 MiB on vulkan:0 (and reported 3 of 3 closed
+devices alive); as built it grows by about 60 MiB (the first device's driver state).
 """
 
 from __future__ import annotations
