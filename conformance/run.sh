@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Run the public array-api-tests suite (data-apis/array-api-tests) against pyaccel on one device,
-# exactly as its README says: ARRAY_API_TESTS_MODULE=pyaccel, ARRAY_API_TESTS_VERSION=2023.12,
-# every extension and every dtype enabled, no patch to the suite. Writes a JSON report.
+# exactly as its README says: ARRAY_API_TESTS_MODULE=pyaccel, ARRAY_API_TESTS_VERSION=2024.12
+# (pyaccel's __array_api_version__; set ARRAY_API_TESTS_VERSION=2023.12 for the earlier one),
+# every extension and every dtype enabled, no patch to the suite. Writes a JSON report,
+# conformance/results/<device>-<version>.json.
 # The suite is not part of this repository: pass a checkout of it (with its array-api spec
 # submodule) as AAT_DIR. Usage:
 #   AAT_DIR=/path/to/array-api-tests bash conformance/run.sh cpu:0 [extra pytest args]
 #   AAT_DIR=... bash conformance/run.sh vulkan:0
 #   AAT_DIR=... bash conformance/run.sh numpy          # the reference: NumPy itself, same run
+#   ARRAY_API_TESTS_VERSION=2023.12 AAT_DIR=... bash conformance/run.sh cpu:0
 #   MAX_EXAMPLES=2 ...                                   # the reduced form (default 10)
 # Then: .venv/bin/python conformance/summarize.py  (writes docs/conformance.md)
 set -euo pipefail
@@ -18,8 +21,8 @@ if ! "$ROOT/.venv/bin/python" -c "import pytest_jsonreport, ndindex" 2>/dev/null
   "$ROOT/.venv/bin/python" -m pip install -q --disable-pip-version-check -r conformance/requirements.txt
 fi
 mkdir -p conformance/results
-OUT=$ROOT/conformance/results/${RESULT_NAME:-${DEV//:/_}}.json
-export ARRAY_API_TESTS_VERSION=2023.12
+export ARRAY_API_TESTS_VERSION=${ARRAY_API_TESTS_VERSION:-2024.12}
+OUT=$ROOT/conformance/results/${RESULT_NAME:-${DEV//:/_}-$ARRAY_API_TESTS_VERSION}.json
 unset ARRAY_API_TESTS_SKIP_DTYPES
 if [ "$DEV" = "numpy" ]; then
   export ARRAY_API_TESTS_MODULE=numpy
@@ -27,6 +30,7 @@ else
   export ARRAY_API_TESTS_MODULE=pyaccel PYACCEL_DEVICE=$DEV
 fi
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}
+export PYTHONPATH=$ROOT${PYTHONPATH:+:$PYTHONPATH}  # this checkout's pyaccel (the venv's may be another)
 cd "$AAT_DIR"
 if ! git diff --quiet 2>/dev/null; then
   echo "conformance/run.sh: $AAT_DIR has local changes; the run must use the suite unpatched" >&2

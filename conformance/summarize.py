@@ -2,7 +2,9 @@
 
 Every test the suite runs is counted: rate = passed / (passed + failed + errors). Nothing is
 relabelled; the suite's own skips are listed grouped by the reason the suite gives.
-``numpy.json`` (``conformance/run.sh numpy``) is the reference run on the same suite and machine.
+``numpy-<version>.json`` (``conformance/run.sh numpy``) is the reference run on the same suite
+and machine. Reports are named ``<device>-<version>.json`` (``cpu_0-2024.12.json``); a name
+without a version is a 2023.12 report (the script's earlier naming).
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ def fmt(r: float | None) -> str:
 def summarize(path: Path) -> tuple[str, collections.Counter, list[str]]:
     data = json.loads(path.read_text())
     per, skips, reasons = counts(data)
-    name = path.stem.replace("_", ":", 1)
+    name = label(path)
     tot: collections.Counter = collections.Counter()
     lines = [f"### {name}", "", "| module | passed | failed | errors | skipped | rate |",
              "|---|---:|---:|---:|---:|---:|"]
@@ -93,9 +95,21 @@ def summarize(path: Path) -> tuple[str, collections.Counter, list[str]]:
     return summary, tot, lines
 
 
+def split(path: Path) -> tuple[str, str]:
+    """(device, version) of a report file name."""
+    dev, _, ver = path.stem.partition("-")
+    return dev.replace("_", ":", 1), ver or "2023.12"
+
+
+def label(path: Path) -> str:
+    dev, ver = split(path)
+    return f"{dev} ({ver})"
+
+
 def main() -> int:
     reports = sorted((ROOT / "conformance" / "results").glob("*.json"),
-                     key=lambda p: (p.stem == "numpy", p.stem))
+                     key=lambda p: (tuple(-int(v) for v in split(p)[1].split(".")),
+                                    split(p)[0] == "numpy", split(p)[0]))
     if not reports:
         print("no reports in conformance/results; run conformance/run.sh first", file=sys.stderr)
         return 1

@@ -78,9 +78,10 @@ __all__ = [
 # ---------------------------------------------------------------------------
 from . import fft as fft  # noqa: E402  (the fft extension)
 from . import linalg, nn  # noqa: E402
-from .array import Array, asarray  # noqa: E402
+from .array import Array  # noqa: E402
 from .creation import (  # noqa: E402
     arange,
+    asarray,
     empty,
     empty_like,
     eye,
@@ -103,6 +104,7 @@ from .linalg import matmul, tensordot, vecdot  # noqa: E402
 from .manipulation import (  # noqa: E402
     astype,
     broadcast_arrays,
+    broadcast_shapes,
     broadcast_to,
     concat,
     expand_dims,
@@ -136,7 +138,10 @@ from .reductions import (  # noqa: E402
     argmin,
     argsort,
     count_nonzero,
+    cumulative_prod,
     cumulative_sum,
+    diff,
+    isin,
     max,
     mean,
     min,
@@ -153,7 +158,7 @@ from .reductions import (  # noqa: E402
     var,
 )
 
-__array_api_version__ = "2023.12"
+__array_api_version__ = "2024.12"  # (2025.12 draft: x.__array_namespace__(api_version="2025.12"))
 bool = bool_  # noqa: A001  (the Array API spells the dtype pyaccel.bool)
 e = 2.718281828459045
 pi = 3.141592653589793
@@ -163,10 +168,10 @@ newaxis = None
 
 __all__ += [  # noqa: PLE0605
     "Array", "__array_api_version__", "__array_namespace_info__", "all", "any", "arange", "argmax",
-    "argmin", "argsort", "asarray", "astype", "bool", "broadcast_arrays", "broadcast_to",
-    "can_cast", "concat", "count_nonzero", "cumulative_sum", "e", "empty", "empty_like",
+    "argmin", "argsort", "asarray", "astype", "bool", "broadcast_arrays", "broadcast_shapes", "broadcast_to",
+    "can_cast", "concat", "count_nonzero", "cumulative_prod", "cumulative_sum", "diff", "e", "empty", "empty_like",
     "expand_dims", "eye", "finfo", "flip", "from_dlpack", "full", "full_like", "get_dtype_policy",
-    "iinfo", "inf", "isdtype", "linalg", "linspace", "matmul", "matrix_transpose", "max", "mean",
+    "iinfo", "inf", "isdtype", "isin", "linalg", "linspace", "matmul", "matrix_transpose", "max", "mean",
     "meshgrid", "min", "moveaxis", "nan", "newaxis", "nn", "nonzero", "ones", "ones_like",
     "permute_dims", "pi", "prod", "repeat", "reshape", "result_type", "roll", "searchsorted",
     "set_dtype_policy", "sort", "squeeze", "stack", "std", "sum", "take", "take_along_axis",

@@ -48,7 +48,9 @@ __all__ = ["Array", "asarray"]
 class Array:
     """An n-dimensional array on a pyaccel device (see the module docstring)."""
 
-    __slots__ = ("_buf", "_shape", "_dtype", "_device", "__weakref__")
+    # _committed: placed on its device explicitly (device=, to_device) or computed from such
+    # an array; uncommitted arrays follow committed ones to their device (pyaccel/placement.py)
+    __slots__ = ("_buf", "_shape", "_dtype", "_device", "_committed", "__weakref__")
     __array_priority__ = 100.0
     __hash__ = None  # type: ignore[assignment]  # __eq__ is elementwise
 
@@ -67,6 +69,12 @@ class Array:
         self._shape = shape
         self._dtype = dtype
         self._device = device
+        self._committed = True
+        return self
+
+    def _uncommit(self) -> Array:
+        """Mark the array uncommitted (made without ``device=``; see pyaccel/placement.py)."""
+        self._committed = False
         return self
 
     @classmethod
@@ -128,8 +136,16 @@ class Array:
 
     # -- device / namespace ------------------------------------------------------
     def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
-        if api_version not in (None, "2021.12", "2022.12", "2023.12"):
-            raise ValueError(f"unsupported Array API version {api_version!r}; pyaccel implements 2023.12")
+        """The pyaccel namespace: the 2024.12 standard (earlier versions are subsets); with
+        ``api_version="2025.12"`` a namespace that follows the 2025.12 draft where it differs
+        (tuples from ``broadcast_arrays`` / ``meshgrid`` / ``devices()``)."""
+        if api_version == "2025.12":
+            from ._api2025 import namespace
+
+            return namespace()
+        if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
+            raise ValueError(f"unsupported Array API version {api_version!r}; pyaccel implements "
+                             "2024.12 (and 2021.12 to 2023.12, its subsets) and the 2025.12 draft")
         return sys.modules[__package__]  # the pyaccel package (imported before any submodule)
 
     def to_device(self, device: Any, /, *, stream: Any = None) -> Array:
@@ -138,6 +154,7 @@ class Array:
             raise ValueError("to_device(stream=...): pyaccel devices have one queue; pass stream=None")
         dev = as_device(device)
         if dev is self._device:
+            self._committed = True  # an explicit placement commits the array to its device
             return self
         return asarray(self, device=dev)
 
@@ -327,6 +344,16 @@ class Array:
     def __str__(self) -> str:
         return _format(self)
 
+    def __format__(self, spec: str) -> str:
+        """``format(x, spec)``: a 0-d array formats as its Python scalar (``f"{x:.3g}"``), as a
+        NumPy scalar / 0-d array does; other arrays take only the empty spec (``str(x)``)."""
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        if spec:
+            raise TypeError(f"unsupported format string {spec!r} for a pyaccel array of shape "
+                            f"{self._shape}; format its elements (x[i].item()) or a 0-d array")
+        return str(self)
+
     # -- indexing -------------------------------------------------------------------------
     def __getitem__(self, key: Any) -> Array:
         return _OPS["getitem"](self, key)
@@ -342,6 +369,8 @@ class Array:
         return f(other, self) if reflected else f(self, other)
 
     def _inplace(self, name: str, other: Any) -> Array:
+        if _host.is_numpy_array(other) and getattr(other, "ndim", 1) == 0:
+            other = other.item()  # NumPy casts an in-place result to x's dtype: a weak scalar
         if not _is_operand(other):
             return NotImplemented
         res = _OPS[name](self, other)
@@ -496,7 +525,9 @@ def _np_call(name: str, x: Array, args: tuple, kwargs: dict) -> Any:
 
 
 def _is_operand(x: Any) -> bool:
-    return isinstance(x, (Array, bool, int, float, complex))
+    # Python scalars by exact type: NumPy scalars (np.float64 is a float subclass) go to
+    # NumPy's protocol, which treats them as strong 0-d operands as NumPy 2 does
+    return isinstance(x, Array) or type(x) in (bool, int, float, complex)
 
 
 def _assign_inplace(self: Array, res: Array, name: str) -> None:
@@ -512,6 +543,8 @@ def _assign_inplace(self: Array, res: Array, name: str) -> None:
         )
     if not res.size:
         return
+    if res.device is not self.device:  # computed where a committed operand is: write back here
+        res = asarray(res, device=self.device)
     self._buf.copy_from(res._buf, res.size * res._layout().itemsize)
 
 

@@ -18,6 +18,7 @@ from ._shapes import broadcast_shapes, norm_shape
 from .array import Array, asarray
 from .dtypes import DType, as_dtype, bool_
 from .manipulation import broadcast_to, reshape
+from .placement import place_module
 from .promotion import (
     check_dtype,
     check_scalar_fits,
@@ -134,17 +135,47 @@ def full_like(x: Array, /, fill_value: Any, *, dtype: Any = None, device: Any = 
     return _fill(Array._empty(dev, x.shape, dt), _coerce_fill(fill_value, dt, "full_like"))
 
 
+def _bound(v: Any, name: str, what: str, kinds: str) -> Any:
+    """A bound of ``arange`` / ``linspace`` as a Python number: Python numbers as they are, and
+    (as NumPy and array-api-strict take them) 0-d pyaccel arrays, NumPy scalars and 0-d NumPy
+    arrays by their value (so the kind of the value picks the default dtype)."""
+    if isinstance(v, Array) or _host.is_numpy_array(v):
+        if getattr(v, "ndim", 0) != 0:
+            raise TypeError(f"{what}: {name} must be a number or a 0-d array, got an array of "
+                            f"shape {tuple(v.shape)}; pass x[i] or float(x) for one element")
+        if v.dtype.kind not in kinds:
+            raise TypeError(f"{what}: {name} must be a real number, got a 0-d {v.dtype} array"
+                            if "c" not in kinds else
+                            f"{what}: {name} must be a number, got a 0-d {v.dtype} array")
+        v = v.item()
+    numbers = (int, float, complex) if "c" in kinds else (int, float)
+    if isinstance(v, bool) or not isinstance(v, numbers):
+        kind = "an int or float" if "c" not in kinds else "a number"
+        raise TypeError(f"{what}: {name} must be {kind} (or a 0-d array), got {v!r}")
+    return v
+
+
+def _bounds_device(device: Any, *bounds: Any) -> Any:
+    """``device``, else the device of an Array bound (the output goes where its inputs are)."""
+    if device is not None:
+        return as_device(device)
+    for b in bounds:
+        if isinstance(b, Array):
+            return b.device
+    return as_device(None)
+
+
 def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
            device: Any = None) -> Array:
-    """Evenly spaced values in ``[start, stop)`` (``arange(n)`` is 0..n-1)."""
+    """Evenly spaced values in ``[start, stop)`` (``arange(n)`` is 0..n-1). The bounds are
+    Python numbers or 0-d arrays (pyaccel or NumPy): float values give the default float."""
+    dev = _bounds_device(device, start, stop, step)
     if stop is None:
         start, stop = 0, start
-    for name, v in (("start", start), ("stop", stop), ("step", step)):
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise TypeError(f"arange: {name} must be an int or float, got {v!r}")
+    start, stop, step = (_bound(v, n, "arange", "biuf") for n, v in
+                         (("start", start), ("stop", stop), ("step", step)))
     if step == 0:
         raise ValueError("arange: step must not be zero")
-    dev = as_device(device)
     is_float = any(isinstance(v, float) for v in (start, stop, step))
     dt = as_dtype(dtype) if dtype is not None else (default_float(dev) if is_float else default_int(dev))
     dt = check_dtype(dev, dt, "arange")
@@ -154,13 +185,15 @@ def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
 
 def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: Any = None,
              endpoint: bool = True) -> Array:
-    """``num`` evenly spaced values from ``start`` to ``stop`` (inclusive unless endpoint=False)."""
+    """``num`` evenly spaced values from ``start`` to ``stop`` (inclusive unless endpoint=False).
+    The bounds are numbers or 0-d arrays (pyaccel or NumPy), ``num`` an int (or 0-d int array)."""
+    if (isinstance(num, Array) or _host.is_numpy_array(num)) and getattr(num, "ndim", 1) == 0 \
+            and num.dtype.kind in "iu":
+        num = int(num.item())
     if isinstance(num, bool) or not isinstance(num, int) or num < 0:
         raise ValueError(f"linspace: num must be an int >= 0, got {num!r}")
-    for name, v in (("start", start), ("stop", stop)):
-        if isinstance(v, bool) or not isinstance(v, (int, float, complex)):
-            raise TypeError(f"linspace: {name} must be a number, got {v!r}")
-    dev = as_device(device)
+    dev = _bounds_device(device, start, stop)
+    start, stop = (_bound(v, n, "linspace", "biufc") for n, v in (("start", start), ("stop", stop)))
     is_complex = isinstance(start, complex) or isinstance(stop, complex)
     dt = as_dtype(dtype) if dtype is not None else (default_complex(dev) if is_complex
                                                      else default_float(dev))
@@ -240,3 +273,6 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
     if isinstance(x, Array):
         return asarray(x, device=device, copy=copy)
     return asarray(np.from_dlpack(x), device=device, copy=None if copy is False else copy)
+
+
+place_module(globals(), __all__)  # the committed device rule (pyaccel/placement.py)

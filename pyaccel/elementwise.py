@@ -44,6 +44,7 @@ from .device import Device
 from .dtypes import DType, bool_
 from .ops import table as _table
 from .ops.table import CATEGORIES, FLOAT_CATEGORIES, OpDef
+from .placement import placed, resolve
 from .promotion import (
     check_dtype,
     check_scalar_fits,
@@ -161,8 +162,17 @@ def _apply(row: OpDef, args: tuple[Any, ...]) -> Array:
             fits, conv, run = fast
             for k in fits:
                 check_scalar_fits(args[k], conv, row.name)
-            return run(args)
-    return _apply_slow(row, args, key)
+            return _mark(run(args), args)
+    return _mark(_apply_slow(row, args, key), args)
+
+
+def _mark(out: Array, args: tuple[Any, ...]) -> Array:
+    """The result is uncommitted when every array operand is (pyaccel/placement.py)."""
+    for a in args:
+        if type(a) is Array and a._committed:
+            return out
+    out._committed = False
+    return out
 
 
 def _apply_slow(row: OpDef, args: tuple[Any, ...], key: tuple | None) -> Array:
@@ -174,7 +184,12 @@ def _apply_slow(row: OpDef, args: tuple[Any, ...], key: tuple | None) -> Array:
     if not arrays:
         raise TypeError(f"{name}: at least one argument must be a pyaccel Array; got "
                         f"{', '.join(type(a).__name__ for a in args)}")
-    dev = common_device(*(a.device for a in arrays))
+    dev = arrays[0].device
+    if any(a.device is not dev for a in arrays):  # the committed rule moves uncommitted operands
+        args = resolve(args, None, name)[0]
+        arrays = [a for a in args if isinstance(a, Array)]
+        dev = common_device(*(a.device for a in arrays))
+        key = None  # (the memo is for same-device operands)
     value_args = list(args[1:]) if name == "where" else list(args)
     dt = _promote_operands(name, value_args, dev)
     if name == "where":
@@ -287,5 +302,7 @@ def where(condition: Any, x1: Any, x2: Any, /) -> Array:
 
 
 __all__ = [r.name for r in _table.ELEMENTWISE]
+
+clip = placed(clip)  # (the others apply the committed rule in _apply_slow)
 
 register(**{name: globals()[name] for name in __all__})

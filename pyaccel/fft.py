@@ -24,6 +24,7 @@ from .array import Array
 from .creation import arange
 from .dtypes import DType, complex64, complex128, float16, float32, float64
 from .manipulation import concat, roll
+from .placement import place_module
 from .promotion import check_dtype, default_float
 from .registry import as_device
 
@@ -266,3 +267,6 @@ def fftshift(x: Array, /, *, axes: int | Sequence[int] | None = None) -> Array:
 def ifftshift(x: Array, /, *, axes: int | Sequence[int] | None = None) -> Array:
     """Inverse of :func:`fftshift` (roll by ``-(size // 2)``)."""
     return _shift(x, axes, "ifftshift", -1)
+
+
+place_module(globals(), __all__)  # the committed device rule (pyaccel/placement.py)

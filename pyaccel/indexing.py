@@ -30,6 +30,7 @@ from ._shapes import broadcast_shapes, contiguous_strides
 from .array import Array, _assign_inplace, asarray
 from .dtypes import int32
 from .manipulation import broadcast_to, reshape
+from .placement import place_module
 from .promotion import check_scalar_fits
 
 __all__ = ["getitem", "setitem"]
@@ -329,4 +330,6 @@ def masked_fill(x: Array, mask: Array, v: Any) -> None:
     _assign_inplace(x, res, "setitem")
 
 
+# the committed device rule (pyaccel/placement.py); x[...] = v never moves x
+place_module(globals(), __all__, pinned={"setitem": 0})
 register(getitem=getitem, setitem=setitem)

@@ -3,8 +3,9 @@
 Capabilities: ``"boolean indexing"`` and ``"data-dependent shapes"`` are True: on
 ``cpu:0`` natively (NumPy); on WebGPU devices ``x[mask]``, ``nonzero`` and
 ``unique_*`` work by reading the data back to the host (one device sync each), which
-is correct but not asynchronous. ``"max dimensions"`` is None (no limit; kernels handle
-up to 8 non-mergeable axes per dispatch and split beyond that).
+is correct but not asynchronous. ``"max dimensions"`` (2024.12) is 64: NumPy's limit,
+which bounds ``cpu:0`` arrays and every host transfer (GPU kernels handle up to 8
+non-mergeable axes per dispatch and split beyond that).
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ _KINDS = {
 
 
 class Info:
-    """Inspection namespace (Array API 2023.12)."""
+    """Inspection namespace (Array API 2024.12)."""
 
     def capabilities(self) -> dict[str, Any]:
-        return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": None}
+        return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": 64}
 
     def default_device(self) -> Device:
         return get_device()

@@ -28,6 +28,7 @@ from .array import Array
 from .dtypes import DType, complex64, float32, float64
 from .errors import PyaccelError
 from .manipulation import matrix_transpose, permute_dims, reshape
+from .placement import place_module
 from .promotion import check_dtype, common_device, default_float, promote
 
 __all__ = ["EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cross",
@@ -448,4 +449,5 @@ def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
 
 _ = matrix_transpose  # re-exported
 
+place_module(globals(), __all__)  # the committed device rule (pyaccel/placement.py)
 register(matmul=matmul)

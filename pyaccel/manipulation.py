@@ -16,14 +16,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._dispatch import register
-from ._shapes import broadcast_shapes, norm_shape, normalize_axes, normalize_axis, prod
+from ._shapes import broadcast_shapes as _bshapes
+from ._shapes import norm_shape, normalize_axes, normalize_axis, prod
 from .array import Array, asarray
 from .dtypes import as_dtype
+from .placement import place_module
 from .promotion import check_dtype, common_device, index_dtype, promote
 from .registry import as_device
 
 __all__ = [
-    "astype", "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip",
+    "astype", "broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip",
     "matrix_transpose", "moveaxis", "permute_dims", "repeat", "reshape", "roll", "squeeze",
     "stack", "take", "take_along_axis", "tile", "unstack",
 ]
@@ -144,16 +146,22 @@ def broadcast_to(x: Array, /, shape: Any) -> Array:
     """``x`` broadcast to ``shape`` (a copy)."""
     _check_array(x, "broadcast_to")
     shape = norm_shape(shape, "broadcast_to shape")
-    if len(shape) < x.ndim or broadcast_shapes(x.shape, shape) != shape:
+    if len(shape) < x.ndim or _bshapes(x.shape, shape) != shape:
         raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}")
     return x.device.ops.broadcast_to(x, shape)
+
+
+def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
+    """The shape that arrays of ``shapes`` broadcast to (the 2025.12 draft); ValueError names
+    the shapes that do not broadcast."""
+    return _bshapes(*(norm_shape(s) for s in shapes))
 
 
 def broadcast_arrays(*arrays: Array) -> list[Array]:
     """Every array broadcast to their common shape."""
     for a in arrays:
         _check_array(a, "broadcast_arrays")
-    shape = broadcast_shapes(*(a.shape for a in arrays))
+    shape = _bshapes(*(a.shape for a in arrays))
     return [a if a.shape == shape else broadcast_to(a, shape) for a in arrays]
 
 
@@ -319,4 +327,5 @@ def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
     return x[tuple(key)]
 
 
+place_module(globals(), __all__)  # the committed device rule (pyaccel/placement.py)
 register(astype=astype, permute_dims=permute_dims, matrix_transpose=matrix_transpose)

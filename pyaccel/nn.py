@@ -16,6 +16,7 @@ from typing import Any
 from ._shapes import normalize_axis
 from .array import Array
 from .elementwise import subtract
+from .placement import place_module
 from .promotion import check_dtype, default_float
 
 __all__ = ["log_softmax", "logsumexp", "softmax"]
@@ -47,3 +48,6 @@ def log_softmax(x: Array, /, *, axis: int = -1) -> Array:
     """``x - logsumexp(x)`` along ``axis``."""
     x, ax = _prep(x, axis, "log_softmax")
     return subtract(x, logsumexp(x, axis=ax, keepdims=True))
+
+
+place_module(globals(), __all__)  # the committed device rule (pyaccel/placement.py)

@@ -230,14 +230,19 @@ def promote(a: DType, b: DType) -> DType:
 
 
 def result_type(*arrays_and_dtypes: Any) -> DType:
-    """Array API ``result_type``: promote dtypes, arrays and (weak) Python scalars."""
+    """Array API ``result_type``: promote dtypes, arrays and (weak) Python scalars. With an
+    array among the arguments the rules of its device apply (2024.12): the device's default
+    dtypes for scalars, and the dtype policy's mapping of dtypes the device lacks."""
     dts = []
     scalars = []
+    dev = None
     for x in arrays_and_dtypes:
         if isinstance(x, (bool, int, float, complex)):
             scalars.append(x)
         elif hasattr(x, "dtype") and not isinstance(x, type) and not isinstance(x, DType):
             dts.append(as_dtype(x.dtype))
+            if dev is None and isinstance(getattr(x, "device", None), Device):
+                dev = x.device
         else:
             dts.append(as_dtype(x))
     if not dts:
@@ -248,7 +253,12 @@ def result_type(*arrays_and_dtypes: Any) -> DType:
     for d in dts[1:]:
         out = promote(out, d)
     for s in scalars:
-        out = scalar_result(out, s, None)
+        out = scalar_result(out, s, dev)
+    if dev is not None:
+        try:
+            out = check_dtype(dev, out)
+        except UnsupportedDTypeError:
+            pass  # (an op would raise the dtype error; result_type names the promoted dtype)
     return out
 
 
@@ -273,9 +283,13 @@ def scalar_result(dt: DType, value: Any, device: Device | None) -> DType:
 
 
 def can_cast(from_: Any, to: Any, /) -> bool:
-    """True when ``from_`` promotes to ``to`` without changing kind order (safe cast)."""
+    """True when ``from_`` promotes to ``to`` without changing kind order (safe cast). For an
+    array, on its device (2024.12): False when the device cannot hold ``to``."""
     f = as_dtype(from_.dtype if hasattr(from_, "dtype") and not isinstance(from_, DType) else from_)
     t = as_dtype(to)
+    dev = getattr(from_, "device", None)
+    if isinstance(dev, Device) and not isinstance(from_, DType) and not supports(dev, t):
+        return False
     if f is t:
         return True
     if f.kind == "b":

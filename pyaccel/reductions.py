@@ -19,7 +19,6 @@ on overflow.
 
 from __future__ import annotations
 
-import bisect
 import math
 from typing import Any
 
@@ -28,17 +27,21 @@ from ._shapes import contiguous_strides, normalize_axes, normalize_axis
 from ._shapes import prod as _prod
 from .array import Array, _upload_flat, asarray
 from .dtypes import DType, as_dtype, bool_
-from .elementwise import not_equal, sqrt
+from .elementwise import equal, less, logical_not, not_equal, sqrt, subtract, where
+from .manipulation import broadcast_to, concat, reshape, take
+from .placement import place_module
 from .promotion import (
     check_dtype,
     default_float,
     default_int,
     default_uint,
     index_dtype,
+    promote,
 )
 
 __all__ = [
-    "all", "any", "argmax", "argmin", "argsort", "count_nonzero", "cumulative_sum", "max",
+    "all", "any", "argmax", "argmin", "argsort", "count_nonzero", "cumulative_prod", "diff", "isin",
+    "cumulative_sum", "max",
     "mean", "min", "nonzero", "prod", "searchsorted", "sort", "std", "sum", "unique_all",
     "unique_counts", "unique_inverse", "unique_values", "var",
 ]
@@ -201,19 +204,66 @@ def count_nonzero(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> A
     return sum(not_equal(x, zero), axis=axis, dtype=default_int(x.device), keepdims=keepdims)
 
 
+def _cumulative(x: Array, axis: int | None, dtype: Any, include_initial: bool, op: str) -> Array:
+    _check(x, op)
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(f"{op}: axis is required for a {x.ndim}-d array (shape {x.shape})")
+        axis = 0
+    if x.ndim == 0:
+        raise ValueError(f"{op} needs an array with at least one dimension")
+    ax = normalize_axis(axis, x.ndim, f"{op} axis")
+    out_dt = _sum_dtype(x, dtype, op)
+    return getattr(x.device.ops, op)(x, ax, bool(include_initial), out_dt)
+
+
 def cumulative_sum(x: Array, /, *, axis: int | None = None, dtype: Any = None,
                    include_initial: bool = False) -> Array:
     """Running sum along ``axis`` (required for arrays with more than one dimension)."""
-    _check(x, "cumulative_sum")
-    if axis is None:
-        if x.ndim > 1:
-            raise ValueError(f"cumulative_sum: axis is required for a {x.ndim}-d array (shape {x.shape})")
-        axis = 0
+    return _cumulative(x, axis, dtype, include_initial, "cumulative_sum")
+
+
+def cumulative_prod(x: Array, /, *, axis: int | None = None, dtype: Any = None,
+                    include_initial: bool = False) -> Array:
+    """Running product along ``axis`` (required for arrays with more than one dimension; the
+    Array API 2024.12). Result dtype as :func:`prod`; ``include_initial`` puts a 1 first."""
+    return _cumulative(x, axis, dtype, include_initial, "cumulative_prod")
+
+
+def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Any = None,
+         append: Any = None) -> Array:
+    """The ``n``-th forward difference along ``axis`` (``out[i] = x[i+1] - x[i]``, repeated;
+    the Array API 2024.12). ``prepend`` / ``append`` (arrays with x's shape except along
+    ``axis``, or scalars, as NumPy takes them) are joined first; dtypes promote. Bool data
+    differ by ``!=`` (NumPy's rule). Built from slices and one subtraction per order."""
+    _check(x, "diff")
     if x.ndim == 0:
-        raise ValueError("cumulative_sum needs an array with at least one dimension")
-    ax = normalize_axis(axis, x.ndim, "cumulative_sum axis")
-    out_dt = _sum_dtype(x, dtype, "cumulative_sum")
-    return x.device.ops.cumulative_sum(x, ax, bool(include_initial), out_dt)
+        raise ValueError("diff needs an array with at least one dimension")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"diff: n must be an int >= 0, got {n!r}")
+    ax = normalize_axis(axis, x.ndim, "diff axis")
+    parts = []
+    for name, e in (("prepend", prepend), ("x", x), ("append", append)):
+        if e is None:
+            continue
+        if not isinstance(e, Array):
+            if isinstance(e, bool) or not isinstance(e, (int, float, complex)):
+                raise TypeError(f"diff: {name} must be a pyaccel Array or a Python scalar, got "
+                                f"{type(e).__name__}")
+            shape = list(x.shape)
+            shape[ax] = 1
+            e = broadcast_to(asarray(e, dtype=x.dtype, device=x.device), tuple(shape))
+        elif e.ndim != x.ndim or [d for j, d in enumerate(e.shape) if j != ax] != \
+                [d for j, d in enumerate(x.shape) if j != ax]:
+            raise ValueError(f"diff: {name} of shape {e.shape} must match x's shape {x.shape} "
+                             f"except along axis {ax}")
+        parts.append(e)
+    y = parts[0] if len(parts) == 1 else concat(parts, axis=ax)
+    lead = (slice(None),) * ax
+    for _ in range(n):
+        hi, lo = y[(*lead, slice(1, None))], y[(*lead, slice(None, -1))]
+        y = not_equal(hi, lo) if y.dtype.kind == "b" else subtract(hi, lo)
+    return y
 
 
 # ---------------------------------------------------------------------------
@@ -279,9 +329,14 @@ def nonzero(x: Array, /) -> tuple[Array, ...]:
     return tuple(_upload(c, idt, x.device) for c in cols)
 
 
-def searchsorted(x1: Array, x2: Array, /, *, side: str = "left", sorter: Array | None = None) -> Array:
-    """Insertion indices of ``x2`` into the sorted 1-D ``x1`` (host search on GPUs: a sync)."""
+def searchsorted(x1: Array, x2: Any, /, *, side: str = "left", sorter: Array | None = None) -> Array:
+    """Insertion indices of ``x2`` into the sorted 1-D ``x1`` (``sorter``: indices that sort
+    ``x1``, as from argsort). A binary-search kernel on GPUs (no device sync); NaN sorts last,
+    as NumPy. ``x2`` may be a Python scalar (a 0-d result; the 2025.12 draft)."""
     _check(x1, "searchsorted")
+    if isinstance(x2, (bool, int, float)):
+        x2 = asarray(x2, dtype=x1.dtype if not (isinstance(x2, float) and x1.dtype.kind in "biu")
+                     else default_float(x1.device), device=x1.device)
     _check(x2, "searchsorted")
     _real_only(x1, "searchsorted")
     _real_only(x2, "searchsorted")
@@ -289,20 +344,55 @@ def searchsorted(x1: Array, x2: Array, /, *, side: str = "left", sorter: Array |
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
     if x1.ndim != 1:
         raise ValueError(f"searchsorted: x1 must be 1-D, got shape {x1.shape}")
-    idt = index_dtype(x1.device)
-    a, is_np = _host_values(x1)
-    b, _ = _host_values(x2)
-    if is_np:
-        np = _np()
-        r = np.searchsorted(a, b, side=side, sorter=None if sorter is None else sorter.to_numpy())
-        return _upload(np.asarray(r), idt, x1.device)
     if sorter is not None:
-        order, _ = _host_values(sorter)
-        a = [a[int(i)] for i in order]
-    find = bisect.bisect_left if side == "left" else bisect.bisect_right
-    key = [_nan_key(v) for v in a]
-    res = [find(key, _nan_key(v)) for v in b]
-    return _upload(res, idt, x1.device, x2.shape)
+        _check(sorter, "searchsorted sorter")
+        if sorter.dtype.kind not in "iu" or sorter.shape != x1.shape:
+            raise ValueError(f"searchsorted: sorter must be an integer array of x1's shape "
+                             f"{x1.shape} (indices that sort x1), got {sorter.dtype.name} of "
+                             f"shape {sorter.shape}")
+        x1 = take(x1, sorter)
+    dt = check_dtype(x1.device, promote(x1.dtype, x2.dtype), "searchsorted")
+    a = x1 if x1.dtype is dt else x1.astype(dt)
+    v = x2 if x2.dtype is dt else x2.astype(dt)
+    return x1.device.ops.searchsorted(a, v, side == "right", index_dtype(x1.device))
+
+
+def isin(x1: Any, x2: Any, /, *, invert: bool = False) -> Array:
+    """True where an element of ``x1`` equals some element of ``x2`` (``invert``: is not in;
+    the 2025.12 draft). Real data: ``x2`` sorted on the device, then one binary search per
+    element of ``x1`` (the searchsorted kernel) and a gather; complex: pairwise equality.
+    One of them may be a Python scalar (a 0-d result for a scalar ``x1``)."""
+    if not isinstance(x1, Array) and not isinstance(x2, Array):
+        raise TypeError(f"isin: at least one argument must be a pyaccel Array, got "
+                        f"{type(x1).__name__} and {type(x2).__name__}")
+    ref = x1 if isinstance(x1, Array) else x2
+    if not isinstance(x1, Array):
+        x1 = _scalar_operand(x1, ref, "isin")
+    if not isinstance(x2, Array):
+        x2 = _scalar_operand(x2, ref, "isin")
+    dt = check_dtype(x1.device, promote(x1.dtype, x2.dtype), "isin")
+    a = x1 if x1.dtype is dt else x1.astype(dt)
+    b = reshape(x2 if x2.dtype is dt else x2.astype(dt), (-1,))
+    if b.size == 0 or a.size == 0:
+        return asarray(bool(invert), device=a.device) if a.ndim == 0 and a.size else \
+            broadcast_to(asarray(bool(invert), device=a.device), a.shape)
+    if dt.kind == "c":
+        hit = any(equal(reshape(a, (*a.shape, 1)), b), axis=-1)
+    else:
+        b = sort(b)
+        at = searchsorted(b, a)
+        at = where(less(at, b.size), at, b.size - 1)
+        hit = equal(take(b, reshape(at, (-1,))), reshape(a, (-1,)))
+        hit = reshape(hit, a.shape)
+    return logical_not(hit) if invert else hit
+
+
+def _scalar_operand(v: Any, ref: Array, what: str) -> Array:
+    if isinstance(v, bool) or not isinstance(v, (int, float, complex)):
+        raise TypeError(f"{what}: expected a pyaccel Array or a Python int/float, got "
+                        f"{type(v).__name__}")
+    dt = ref.dtype if not (isinstance(v, float) and ref.dtype.kind in "biu") else default_float(ref.device)
+    return asarray(v, dtype=dt, device=ref.device)
 
 
 def _nan_key(v: Any) -> Any:
@@ -387,3 +477,6 @@ def unique_inverse(x: Array, /) -> UniqueInverseResult:
 def unique_values(x: Array, /) -> Array:
     """Sorted unique values (NaNs are distinct)."""
     return _unique(x, "unique_values")[0]
+
+
+place_module(globals(), __all__)  # the committed device rule (pyaccel/placement.py)

@@ -396,6 +396,9 @@ fn f64_divide(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     return f64__round_pack(s, bitcast<i32>(na.z) - bitcast<i32>(nb.z) - 60, sig);
 }
 
+// 1 / x (the Array API 2024.12 reciprocal), correctly rounded like f64_divide
+fn f64_reciprocal(x: vec2<u32>) -> vec2<u32> { return f64_divide(vec2<u32>(0u, 0x3ff00000u), x); }
+
 fn f64_sqrt(a: vec2<u32>) -> vec2<u32> {
     if (f64_isnan(a)) { return f64__nan(); }
     if (f64__iszero(a)) { return a; }
@@ -523,16 +526,15 @@ fn f64__divmod(a: vec2<u32>, b: vec2<u32>) -> vec4<u32> {
     return vec4<u32>(fd, m);
 }
 
+// floor(a / b); one infinite operand gives a / b (the Array API; NumPy: nan / -1), as f_floor_divide
 fn f64_floor_divide(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     if (f64_isnan(a) || f64_isnan(b)) { return f64__nan(); }
     if (f64__iszero(b)) { return f64_divide(a, b); }
-    if (f64_isinf(a)) { return f64__nan(); }
-    if (f64_isinf(b)) {
-        if (f64__iszero(a) || f64_signbit(a) == f64_signbit(b)) {
-            return f64__zero(f64__sgn(a) ^ f64__sgn(b));
-        }
-        return vec2<u32>(0u, 0xbff00000u);
+    if (f64_isinf(a)) {
+        if (f64_isinf(b)) { return f64__nan(); }
+        return f64__inf(f64__sgn(a) ^ f64__sgn(b));
     }
+    if (f64_isinf(b)) { return f64__zero(f64__sgn(a) ^ f64__sgn(b)); }
     return f64__divmod(a, b).xy;
 }
 

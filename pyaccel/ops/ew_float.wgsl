@@ -238,14 +238,16 @@ fn f_divmod_parts(a: T, b: T) -> vec2<T> {
     return vec2<T>(fd, mod_);
 }
 
+// floor(a / b); where one operand is infinite (the Array API's special cases) that is a / b
+// itself: inf // 5 is inf, 5 // -inf is -0 (NumPy gives nan and -1 there, as Python does)
 fn f_floor_divide(a: T, b: T) -> T {
     if (f_isnan(a) || f_isnan(b)) { return f_nan(); }
     if (b == 0.0) { return f_divide(a, b); }
-    if (f_isinf(a)) { return f_nan(); }
-    if (f_isinf(b)) {
-        if (a == 0.0 || (a < 0.0) == (b < 0.0)) { return f_copysign(0.0, f_divide(a, b)); }
-        return -1.0;
+    if (f_isinf(a)) {
+        if (f_isinf(b)) { return f_nan(); }
+        return f_divide(a, b);
     }
+    if (f_isinf(b)) { return f_divide(a, b); }
     return f_divmod_parts(a, b).x;
 }
 

@@ -21,7 +21,9 @@ constants; entry points bind explicit binding numbers, see :func:`_dispatch`):
   same plans and layouts as ``reduce.wgsl`` (``cols4`` runs as ``cols``).
 * ``scan.wgsl`` — :func:`cumsum_axis`: per-tile workgroup scan (tile totals from a
   reduce pass, scanned recursively, added as offsets); per-column sequential scans for
-  ``inner > 1`` and on software devices.
+  ``inner > 1`` and on software devices. ``op="prod"`` (``OP = 1``) scans products
+  (``cumulative_prod``) with the same plans.
+* ``search.wgsl`` — :func:`searchsorted`: one binary search (at most 33 steps) per value.
 * ``matmul.wgsl`` — :func:`matmul`: 64x64 output tiles, 16-wide K slices in workgroup
   memory, 8x8 outputs per thread in registers; :func:`matmul_naive`. A K longer than one
   invocation may loop over (:data:`MAX_LOOP`) is split into chunks whose partial products
@@ -483,8 +485,9 @@ def var_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: in
 # cumulative sum
 # ---------------------------------------------------------------------------
 def _scan_into(device: Device, x: Buffer, T: str, A: str, R: str, outer: int, n: int,
-               inner: int, inc: int, out: Buffer) -> None:
-    """Record the inclusive scan of (outer, n, inner) along n into out (outer, n+inc, inner)."""
+               inner: int, inc: int, out: Buffer, op: int = 0) -> None:
+    """Record the inclusive scan of (outer, n, inner) along n into out (outer, n+inc, inner);
+    ``op`` 0 sums, 1 products (scan.wgsl's OP; the tile totals are reduce.wgsl's sum / prod)."""
     m = n + inc
     if inner == 1 and n > _ROW_MIN and not _software(device):
         mode, chunk = "rows", _SCAN_TILE
@@ -499,28 +502,33 @@ def _scan_into(device: Device, x: Buffer, T: str, A: str, R: str, outer: int, n:
     offs = None
     if nchunks > 1:
         rmode = "cols4" if mode == "cols" and inner % 4 == 0 else mode
-        sums = _reduce_pass(device, x, T, A, A, outer, n, inner, rmode, nchunks, chunk, 0)
+        sums = _reduce_pass(device, x, T, A, A, outer, n, inner, rmode, nchunks, chunk, op)
         offs = device.malloc(outer * (nchunks + 1) * inner * _size(A))
-        _scan_into(device, sums, A, A, A, outer, nchunks, inner, 1, offs)
+        _scan_into(device, sums, A, A, A, outer, nchunks, inner, 1, offs, op)
         sums.free()
     total = outer * nchunks if mode == "rows" else outer * nchunks * inner
     params = pack("9I12x", outer, n, inner, chunk, nchunks, total, m, inc, int(offs is not None))
     grid = _groups(device, total) if mode == "rows" else _threads(device, total)
     _dispatch(device, "scan", {"T": T, "A": A, "R": R}, mode,
               [(0, x), (1, offs if offs is not None else x), (2, out)], params, 3, grid,
-              {"ITEMS": _SCAN_ITEMS})
+              {"ITEMS": _SCAN_ITEMS, "OP": op})
     if offs is not None:
         offs.free()
 
 
 @_locked
 def cumsum_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: int,
-                include_initial: bool = False, out_dt: DType | None = None) -> Buffer:
-    """Cumulative sum along n of x viewed as (outer, n, inner) (Array API ``cumulative_sum``).
+                include_initial: bool = False, out_dt: DType | None = None,
+                op: str = "sum") -> Buffer:
+    """Cumulative sum (``op="prod"``: product) along n of x viewed as (outer, n, inner)
+    (Array API ``cumulative_sum`` / ``cumulative_prod``).
 
     Returns (outer, n + include_initial, inner) elements of ``out_dt`` (default ``dt``;
-    int32 for bool). Floats accumulate in f32, integers wrap. ``n == 0`` is allowed.
+    int32 for bool); with ``include_initial`` the first is the identity (0 / 1). Floats
+    accumulate in f32, integers wrap. ``n == 0`` is allowed.
     """
+    if op not in ("sum", "prod"):
+        raise ValueError(f"cumsum_axis: op must be 'sum' or 'prod', got {op!r}")
     _check_gpu(device, "cumsum_axis")
     _dims("cumsum_axis", outer=outer, n=n, inner=inner)
     T = _wgsl(device, dt, "cumsum_axis")
@@ -531,7 +539,67 @@ def cumsum_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner:
     out = device.malloc(outer * (n + inc) * inner * _size(R))
     if outer * inner * (n + inc) == 0:
         return out
-    _scan_into(device, x, T, A, R, outer, n, inner, inc, out)
+    _scan_into(device, x, T, A, R, outer, n, inner, inc, out, 1 if op == "prod" else 0)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# searchsorted
+# ---------------------------------------------------------------------------
+_F32_BEFORE = ("fn s_nan(p: f32) -> bool { return (bitcast<u32>(p) & 0x7fffffffu) > 0x7f800000u; }\n"
+               "fn before(p: K, q: K) -> bool { return p < q || (s_nan(q) && !s_nan(p)); }\n")
+_WIDE_BEFORE = {
+    "float64": "fn before(p: K, q: K) -> bool {\n"
+               "    return f64_less(p, q) || (f64_isnan(q) && !f64_isnan(p));\n}\n",
+    "int64": "fn before(p: K, q: K) -> bool { return i64_less(p, q); }\n",
+    "uint64": "fn before(p: K, q: K) -> bool { return u64_less(p, q); }\n",
+}
+
+
+def _search_source(dt: DType, S: str) -> str:
+    key = ("search", dt.name, S)
+    src = _SRC.get(key)
+    if src is None:
+        from .elementwise import library_source  # (the multi-lane libraries' closure)
+
+        if dt in MULTI_LANE:
+            K, gen = S, "fn key(s: S) -> K { return s; }\n" + _WIDE_BEFORE[dt.name]
+        else:
+            K = "f32" if dt.kind == "f" else ("i32" if dt.kind == "i" else "u32")
+            gen = "fn key(s: S) -> K { return K(s); }\n"
+            gen += _F32_BEFORE if K == "f32" else "fn before(p: K, q: K) -> bool { return p < q; }\n"
+        src = specialize(library_source(gen) + "\n" + gen + wgsl_source("search"), S=S, K=K)
+        _SRC[key] = src
+    return src
+
+
+@_locked
+def searchsorted(device: Device, a: Buffer, v: Buffer, dt: DType, n: int, m: int,
+                 right: bool = False) -> Buffer:
+    """Insertion indices (u32, ``m`` of them) of the values ``v`` into the sorted ``a`` of ``n``
+    elements, both of dtype ``dt`` (real: bool, ints, floats incl. the multi-lane int64 /
+    uint64 / float64 storage): NumPy's searchsorted with NaN sorted last; ``right``: side
+    'right'. One thread per value, a binary search of at most 33 steps."""
+    _check_gpu(device, "searchsorted")
+    _dims("searchsorted", n=n, m=m)
+    if dt.kind not in "biuf":
+        raise UnsupportedDTypeError(f"searchsorted: needs real data, got {dt.name}")
+    if n >= 2**32 - 1:
+        raise ValueError(f"searchsorted: {n} sorted elements do not fit 32-bit indices")
+    S = MULTI_LANE[dt].wgsl_storage if dt in MULTI_LANE else _wgsl(device, dt, "searchsorted")
+    out = device.malloc(m * 4)
+    if m == 0:
+        return out
+    impl = device.impl
+    src = _search_source(dt, S)
+    pipe = impl.pipeline(src, "main", None, "search.main")
+    entries = []
+    for b, buf in ((0, a), (1, v), (2, out)):
+        h = buf.handle
+        entries.append((b, h, 0, min(max(16, (buf.nbytes + 15) & ~15), h.size)))
+    params = pack("4I", n, m, int(bool(right)), 0)
+    entries.append((3, impl.uniform(params), 0, len(params)))
+    impl.dispatch(pipe, entries, _threads(device, m))
     return out
 
 
@@ -900,6 +968,6 @@ def sort_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, descendi
 
 
 __all__ = [
-    "REDUCE_OPS", "cumsum_axis", "logsumexp_rows", "matmul", "matmul_naive", "mean_axis",
+    "REDUCE_OPS", "cumsum_axis", "searchsorted", "logsumexp_rows", "matmul", "matmul_naive", "mean_axis",
     "matmul_wide", "reduce_axis", "softmax_rows", "sort_axis", "sort_wide", "sum64_axis", "var_axis",
 ]

@@ -130,9 +130,14 @@ class OpProvider(LinalgProvider, FFTProvider, Protocol):
                   dtype: DType) -> Array:
         """``op`` in argmin, argmax (flattened when ``axis`` is None); ``dtype``: the index dtype."""
     def cumulative_sum(self, x: Array, axis: int, include_initial: bool, dtype: DType) -> Array: ...
+    def cumulative_prod(self, x: Array, axis: int, include_initial: bool, dtype: DType) -> Array:
+        """Running product along ``axis`` computed in ``dtype`` (an initial 1 when asked)."""
     def sort(self, x: Array, axis: int, descending: bool, stable: bool, indices: bool,
              dtype: DType) -> Array:
         """Stable sort (values) or argsort (``indices``) along ``axis``."""
+    def searchsorted(self, x1: Array, x2: Array, right: bool, dtype: DType) -> Array:
+        """Insertion indices (``dtype``, x2's shape) of x2 into the sorted 1-D x1 (same real
+        dtype; NaN sorts last); ``right``: side='right'."""
 
     # -- linalg / nn
     def matmul(self, x1: Array, x2: Array, dtype: DType) -> Array:

@@ -1,6 +1,6 @@
-// Inclusive prefix sums along an axis: x viewed as (outer, n, inner) ->
-// out (outer, m, inner) with m = n + P.inc (P.inc = 1: a leading zero, the Array API
-// include_initial).
+// Inclusive prefix sums (OP = 0) or products (OP = 1) along an axis: x viewed as
+// (outer, n, inner) -> out (outer, m, inner) with m = n + P.inc (P.inc = 1: a leading
+// identity, 0 or 1: the Array API include_initial).
 //
 // Prefix: T = input storage type, A = accumulator type (f32 for f16), R = output type.
 // Long rows are split into tiles (rows) or chunks (cols); the launcher computes the
@@ -16,6 +16,14 @@
 
 override WG: u32 = 256u;
 override ITEMS: u32 = 4u;
+override OP: u32 = 0u;  // 0: sum (cumulative_sum), 1: product (cumulative_prod)
+
+fn ident() -> A { return select(A(0), A(1), OP == 1u); }
+
+fn comb(a: A, b: A) -> A {
+    if OP == 1u { return a * b; }
+    return a + b;
+}
 
 struct Params {
     outer: u32,
@@ -54,38 +62,38 @@ fn rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let valid = min(WG * ITEMS, P.n - start);
     for (var r = 0u; r < ITEMS; r += 1u) {
         let k = r * WG + lid;
-        var v = A(0);
+        var v = ident();
         if k < valid {
             v = A(x[src + k]);
         }
         buf[k] = v;
     }
     workgroupBarrier();
-    var s = A(0);
+    var s = ident();
     for (var r = 0u; r < ITEMS; r += 1u) {
-        s = s + buf[lid * ITEMS + r];
+        s = comb(s, buf[lid * ITEMS + r]);
         buf[lid * ITEMS + r] = s;
     }
     tsum[lid] = s;
     workgroupBarrier();
     for (var d = 1u; d < WG; d = d * 2u) {
-        var v = A(0);
+        var v = ident();
         if lid >= d {
             v = tsum[lid - d];
         }
         workgroupBarrier();
-        tsum[lid] = tsum[lid] + v;
+        tsum[lid] = comb(v, tsum[lid]);
         workgroupBarrier();
     }
-    var prefix = A(0);
+    var prefix = ident();
     if lid > 0u {
         prefix = tsum[lid - 1u];
     }
     if P.has_offs != 0u {
-        prefix = prefix + offs[row * (P.nchunks + 1u) + c];
+        prefix = comb(offs[row * (P.nchunks + 1u) + c], prefix);
     }
     for (var r = 0u; r < ITEMS; r += 1u) {
-        buf[lid * ITEMS + r] = buf[lid * ITEMS + r] + prefix;
+        buf[lid * ITEMS + r] = comb(prefix, buf[lid * ITEMS + r]);
     }
     workgroupBarrier();
     let dst = row * P.m + P.inc + start;
@@ -96,7 +104,7 @@ fn rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
     }
     if P.inc != 0u && c == 0u && lid == 0u {
-        out[row * P.m] = R(0);
+        out[row * P.m] = R(ident());
     }
 }
 
@@ -108,19 +116,19 @@ fn cols(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     let k = column_of(t, P.inner, P.nchunks, P.chunk, P.n);
     let j = k.j; let c = k.c; let o = k.o; let start = k.start; let end = k.end;
-    var acc = A(0);
+    var acc = ident();
     if P.has_offs != 0u {
         acc = offs[(o * (P.nchunks + 1u) + c) * P.inner + j];
     }
     var i = (o * P.n + start) * P.inner + j;
     var d = (o * P.m + P.inc + start) * P.inner + j;
     for (var k = start; k < end; k += 1u) {
-        acc = acc + A(x[i]);
+        acc = comb(acc, A(x[i]));
         out[d] = R(acc);
         i += P.inner;
         d += P.inner;
     }
     if P.inc != 0u && c == 0u {
-        out[o * P.m * P.inner + j] = R(0);
+        out[o * P.m * P.inner + j] = R(ident());
     }
 }

@@ -44,6 +44,7 @@ FAMILIES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "matmul": ("matmul",),
     "softmax": ("softmax",),
     "sort": ("sort",),
+    "search": ("search",),  # searchsorted (binary search per value), isin
     "linalg": ("linalg_chol", "linalg_lu", "linalg_qr", "linalg_jacobi"),  # pyaccel.ops.linalg_wgsl
     "fft": ("fft",),  # pyaccel.fft: Stockham / Bluestein passes (ops/fft_wgsl.py)
     "composite": (),  # built from other ops (no kernel of its own)
@@ -173,6 +174,7 @@ ELEMENTWISE: tuple[OpDef, ...] = (
     _ew("subtract", 2, "numeric", "same", "subtract", _all("x - y"), tol="arith"),
     _ew("multiply", 2, "numeric", "same", "multiply", _all("x * y"), tol="arith"),
     _ew("divide", 2, "floating", "float", "divide", _f("f_divide(x, y)"), tol="arith"),
+    _ew("reciprocal", 1, "floating", "float", "reciprocal", _f("f_divide(T(1), x)"), tol="arith"),
     _ew("pow", 2, "numeric", "same", "pow", _num("f_pow(x, y)", "i_pow(x, y)", "u_pow(x, y)"),
         tol="pow", domain="pow"),
     _ew("floor_divide", 2, "real", "same", "floor_divide",
@@ -341,11 +343,14 @@ OTHER: tuple[OpDef, ...] = (
     _op("all", "reduction", 1, "any", "bool", "all"),
     _op("count_nonzero", "reduction", 1, "any", "index", "count_nonzero"),
     _op("cumulative_sum", "scan", 1, "numeric", "sum", "cumulative_sum"),
+    _op("cumulative_prod", "scan", 1, "numeric", "sum", "cumulative_prod"),
+    _op("diff", "composite", 1, "numeric", "same", "diff"),
     _op("sort", "sort", 1, "real", "same", "sort"),
     _op("argsort", "sort", 1, "real", "index", "argsort"),
     # searching / sets (data-dependent shapes: a device sync on GPUs)
     _op("nonzero", "host", 1, "any", "index", "nonzero"),
-    _op("searchsorted", "host", 2, "real", "index", "searchsorted"),
+    _op("searchsorted", "search", 2, "real", "index", "searchsorted"),
+    _op("isin", "search", 2, "numeric", "bool", "isin"),  # sort + searchsorted + gather
     _op("unique_all", "host", 1, "any", "same", "unique_all"),
     _op("unique_counts", "host", 1, "any", "same", "unique_counts"),
     _op("unique_inverse", "host", 1, "any", "same", "unique_inverse"),

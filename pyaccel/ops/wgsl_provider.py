@@ -604,13 +604,15 @@ class WgslOps(WgslLinalg, WgslFFT):
         r = _manip.reshape(r, x.shape)
         return self.astype(r, dtype) if r.dtype is not dtype else r
 
-    def _scan(self, a: Array, outer: int, n: int, inner: int, include_initial: bool, dt: DType) -> Array:
-        """Inclusive prefix sums of ``a`` (dtype ``dt``) viewed as (outer, n, inner) along n:
-        Hillis-Steele, one elementwise pass per doubling of the offset (no invocation loops);
-        with ``include_initial`` a zero row first. The caller holds the device lock."""
+    def _scan(self, a: Array, outer: int, n: int, inner: int, include_initial: bool, dt: DType,
+              op: str = "add") -> Array:
+        """Inclusive prefix sums (``op="multiply"``: products) of ``a`` (dtype ``dt``) viewed as
+        (outer, n, inner) along n: Hillis-Steele, one elementwise pass per doubling of the
+        offset (no invocation loops); with ``include_initial`` an identity row (0 / 1) first.
+        The caller holds the device lock."""
         dev = self.device
         T = _k.compute_type(dt)
-        expr = _row_expr(_table.get("add"), dt)
+        expr = _row_expr(_table.get(op), dt)
         st = [n * inner, inner, 1]
         off = 1
         while off < n:
@@ -625,7 +627,7 @@ class WgslOps(WgslLinalg, WgslFFT):
         if not include_initial:
             return a
         out = Array._empty(dev, (outer, n + 1, inner), dt)
-        self.fill(out, 0)
+        self.fill(out, 0 if op == "add" else 1)
         if n:
             self.scatter(out, [outer, n, inner], inner, [(n + 1) * inner, inner, 1], a, st)
         return out
@@ -693,23 +695,35 @@ class WgslOps(WgslLinalg, WgslFFT):
         r = _hp.run(self.device, "cumulative_sum", (x.dtype, dtype), x, axis, include_initial, dtype)
         if r is not None:
             return r
-        if dtype.kind == "c":  # complex addition is per component: the real scan of both parts
+        return self._cumulative(x, axis, include_initial, dtype, "sum")
+
+    @_locked
+    def cumulative_prod(self, x: Array, axis: int, include_initial: bool, dtype: DType) -> Array:
+        r = _hp.run(self.device, "cumulative_prod", (x.dtype, dtype), x, axis, include_initial,
+                    dtype)
+        if r is not None:
+            return r
+        return self._cumulative(x, axis, include_initial, dtype, "prod")
+
+    def _cumulative(self, x: Array, axis: int, include_initial: bool, dtype: DType,
+                    op: str) -> Array:
+        """The scan family: scan.wgsl (sum / product) for 32-bit data, the elementwise
+        Hillis-Steele scan (:meth:`_scan`) for the multi-lane dtypes and complex products."""
+        if dtype.kind == "c" and op == "sum":  # per component: the real scan of both parts
             src = x if x.dtype is dtype else self.astype(x, dtype)
-            r = self.cumulative_sum(_parts(src), axis, include_initial, _part_dtype(dtype))
+            r = self._cumulative(_parts(src), axis, include_initial, _part_dtype(dtype), op)
             return Array._new(r._buf, r.shape[:-1], dtype, self.device)
-        if dtype in MULTI_LANE or x.dtype in MULTI_LANE:
-            src = x if x.dtype is dtype else self.astype(x, dtype)
-            outer, n, inner = prod(x.shape[:axis]), x.shape[axis], prod(x.shape[axis + 1:])
-            shape = list(x.shape)
-            shape[axis] += int(bool(include_initial))
-            r = self._scan(src, outer, n, inner, bool(include_initial), dtype)
-            return _manip.reshape(r, tuple(shape))
         shape = list(x.shape)
         shape[axis] += int(bool(include_initial))
         outer, n, inner = prod(x.shape[:axis]), x.shape[axis], prod(x.shape[axis + 1:])
+        if dtype in MULTI_LANE or x.dtype in MULTI_LANE:
+            src = x if x.dtype is dtype else self.astype(x, dtype)
+            r = self._scan(src, outer, n, inner, bool(include_initial), dtype,
+                           "add" if op == "sum" else "multiply")
+            return _manip.reshape(r, tuple(shape))
         wide = _NARROW_WIDE.get(dtype, dtype)
         buf = _gk.cumsum_axis(x.device, x._buf, x.dtype, outer, n, inner,
-                              include_initial=bool(include_initial), out_dt=wide)
+                              include_initial=bool(include_initial), out_dt=wide, op=op)
         r = Array._new(buf, tuple(shape), wide, x.device)
         return r if wide is dtype else self.astype(r, dtype)
 
@@ -734,6 +748,15 @@ class WgslOps(WgslLinalg, WgslFFT):
         if idt is not dtype:
             r = self.astype(r, dtype)
         return r if last else _manip.moveaxis(r, -1, axis)
+
+    @_locked
+    def searchsorted(self, x1: Array, x2: Array, right: bool, dtype: DType) -> Array:
+        """One binary-search thread per value (ops/search.wgsl), u32 indices cast to ``dtype``."""
+        if x1.size == 0 or x2.size == 0:
+            return self.fill(Array._empty(self.device, x2.shape, dtype), 0)
+        buf = _gk.searchsorted(self.device, x1._buf, x2._buf, x1.dtype, x1.size, x2.size, right)
+        r = Array._new(buf, x2.shape, int32, self.device)
+        return r if dtype is int32 else self.astype(r, dtype)
 
     # -- linalg / nn -------------------------------------------------------------------------
     @_locked

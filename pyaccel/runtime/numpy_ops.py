@@ -93,6 +93,21 @@ def _complex_tanh(np: Any, z: Any) -> Any:
     return r
 
 
+def _real_floor_divide(np: Any, x: Any, y: Any) -> Any:
+    """floor_divide with the Array API's results where exactly one operand is infinite:
+    floor(x / y), so inf // 5 is inf (NumPy: nan) and 5 // -inf is -0 (NumPy: -1), as the
+    WGSL kernels compute it; every other element is NumPy's."""
+    r = np.floor_divide(x, y)
+    one_inf = np.isinf(x) != np.isinf(y)
+    if np.any(one_inf):
+        r = np.where(one_inf & ~np.isnan(x) & ~np.isnan(y), np.true_divide(x, y), r)
+    return r
+
+
+# NumPy functions replaced for real floating-point data (the Array API's special cases)
+_REAL_FUNCS: dict[str, Callable[..., Any]] = {"floor_divide": _real_floor_divide}
+
+
 # NumPy functions replaced for complex data (the Array API's special cases where NumPy differs)
 _COMPLEX_FUNCS: dict[str, Callable[..., Any]] = {
     "expm1": _complex_expm1, "log1p": _complex_log1p, "sign": _complex_sign,
@@ -146,6 +161,9 @@ class NumpyOps(NumpyLinalg, NumpyFFT):
         if cdt.kind == "c" and row.name in _COMPLEX_FUNCS:
             cfn = _COMPLEX_FUNCS[row.name]
             fn = lambda *v: cfn(np, *v)  # noqa: E731
+        elif cdt.kind == "f" and row.name in _REAL_FUNCS:
+            rfn = _REAL_FUNCS[row.name]
+            fn = lambda *v: rfn(np, *v)  # noqa: E731
         vals = []
         for a in args:
             if isinstance(a, Array):
@@ -272,6 +290,13 @@ class NumpyOps(NumpyLinalg, NumpyFFT):
                               include_initial=include_initial)
         return self._wrap(np.asarray(r).astype(np.dtype(dtype.name)), dtype)
 
+    def cumulative_prod(self, x: Array, axis: int, include_initial: bool, dtype: DType) -> Array:
+        np = self.np
+        with np.errstate(all="ignore"):
+            r = np.cumulative_prod(view(x), axis=axis, dtype=np.dtype(_acc(dtype)),
+                                   include_initial=include_initial)
+        return self._wrap(np.asarray(r).astype(np.dtype(dtype.name)), dtype)
+
     def sort(self, x: Array, axis: int, descending: bool, stable: bool, indices: bool,
              dtype: DType) -> Array:
         np = self.np
@@ -285,6 +310,11 @@ class NumpyOps(NumpyLinalg, NumpyFFT):
         else:
             r = (np.argsort(v, axis=axis, kind="stable") if indices
                  else np.sort(v, axis=axis, kind="stable"))
+        return self._wrap(np.asarray(r).astype(np.dtype(dtype.name)), dtype)
+
+    def searchsorted(self, x1: Array, x2: Array, right: bool, dtype: DType) -> Array:
+        np = self.np
+        r = np.searchsorted(view(x1), view(x2), side="right" if right else "left")
         return self._wrap(np.asarray(r).astype(np.dtype(dtype.name)), dtype)
 
     # -- linalg / nn -------------------------------------------------------------------------

@@ -115,15 +115,21 @@ def test_float64_on_webgpu_devices(device, rng, monkeypatch):
 
 
 def test_dtype_policy_env(monkeypatch):
+    from pyaccel import promotion
+
+    # (restore the policy as it was: set_dtype_policy(None) returns the *effective* policy,
+    # "downcast" from the variable set here, and restoring that leaked the downcast policy
+    # into every later test of the process)
+    saved = promotion._policy[0]
     monkeypatch.setenv("PYACCEL_DTYPE_POLICY", "downcast")
-    old = pyaccel.set_dtype_policy(None)
+    pyaccel.set_dtype_policy(None)
     try:
         assert pyaccel.get_dtype_policy() == "downcast"
         monkeypatch.setenv("PYACCEL_DTYPE_POLICY", "bogus")
         with pytest.raises(ValueError, match="PYACCEL_DTYPE_POLICY"):
             pyaccel.get_dtype_policy()
     finally:
-        pyaccel.set_dtype_policy(old)
+        promotion._policy[0] = saved
     with pytest.raises(ValueError, match="strict"):
         pyaccel.set_dtype_policy("lossy")
 

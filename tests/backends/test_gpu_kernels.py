@@ -357,6 +357,37 @@ def test_cumsum(gpu_device, layout, rng, name):
                 check_exact(got, want, what)
 
 
+@pytest.mark.parametrize("name", ["float32", "int32", "uint32"])
+def test_cumprod(gpu_device, layout, rng, name):
+    # op="prod": scan.wgsl's OP = 1 (identity 1) with reduce.wgsl products as tile totals;
+    # values +-1 / 2 / 1/2 (floats) or small ints (integers wrap): every product is exact
+    dev = gpu_device
+    dt = DT[name]
+    out_np = NP_STORAGE[name]
+    for shape in [(1, 1, 1), (3, 255, 1), (2, 1025, 1), (1, 65537, 1), (4, 100, 3), (1, 3000, 2)]:
+        outer, n, inner = shape
+        if name == "float32":
+            x = rng.choice(np.array([1.0, -1.0, 2.0, 0.5], np.float32), size=shape,
+                           p=[0.499, 0.499, 0.001, 0.001])
+        else:
+            x = rng.choice(np.array([1, 3, 1, 2], out_np), size=shape).astype(out_np)
+            if name == "int32":
+                x[..., ::5] *= -1
+        for inc in (False, True):
+            m = n + inc
+            poison_for(dev, outer * m * inner, out_np)
+            out = gk.cumsum_axis(dev, up(dev, x), dt, outer, n, inner, include_initial=inc,
+                                 op="prod")
+            got = down(out, out_np, (outer, m, inner))
+            with np.errstate(over="ignore"):
+                want = np.cumprod(x, axis=1, dtype=out_np)
+            if inc:
+                want = np.concatenate([np.ones((outer, 1, inner), out_np), want], axis=1)
+            check_exact(got, want, f"cumprod {name} {shape} include_initial={inc} ({layout})")
+    with pytest.raises(ValueError, match="op must be"):
+        gk.cumsum_axis(dev, up(dev, x), dt, 1, 1, 1, op="max")
+
+
 def test_cumsum_edges(gpu_device, rng):
     dev = gpu_device
     x = rng.integers(2**29, 2**30, (1, 2000, 1), dtype=np.int32)  # wraps

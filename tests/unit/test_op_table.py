@@ -18,7 +18,7 @@ WGSL_FILES = {p.name[:-5] for p in OPS_DIR.iterdir() if p.name.endswith(".wgsl")
 # Array API 2023.12 function names pyaccel implements outside the table on purpose: none.
 NOT_IN_TABLE: set[str] = set()
 # data-type functions and the inspection entry point are not ops
-NON_OPS = {"astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type",
+NON_OPS = {"astype", "broadcast_shapes", "can_cast", "finfo", "iinfo", "isdtype", "result_type",
            "__array_namespace_info__"}
 
 
