@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ._lru import LRU
 from .capabilities import Capability, Limits
 from .errors import BufferFreedError, OutOfDeviceMemoryError
 from .uri import DeviceURI
@@ -70,6 +71,7 @@ class DeviceImpl(Protocol):
     def memory_stats(self) -> dict[str, int]: ...
     def info_lines(self) -> list[str]: ...
     def make_ops(self, device: Device) -> Any: ...
+    # optional: ``close()`` (Device.close) and ``is_lost`` (True once lost or closed)
 
 
 class Device:
@@ -86,6 +88,28 @@ class Device:
             except AttributeError:  # an impl with __slots__: the Device keeps the lock
                 pass
         self._lock = lock
+        self._memos: dict[str, LRU] = {}
+
+    def memo(self, name: str, maxsize: int) -> LRU:
+        """This device's bounded cache ``name`` (the op layer's launch plans and op memos):
+        it lives and dies with the device, so no module-level cache keeps a closed or lost
+        device alive, and its size limit keeps memory flat."""
+        m = self._memos.get(name)
+        if m is None:
+            m = self._memos[name] = LRU(maxsize)
+        return m
+
+    def close(self) -> None:
+        """Release the device now instead of at exit: queued work finishes, pooled buffers,
+        compiled pipelines and caches are freed, and the runtime's device is destroyed.
+        Afterwards the device (and its arrays) raise DeviceLostError, and
+        ``pyaccel.device(uri)`` opens a fresh device. Closing twice is a no-op."""
+        with self._lock:
+            close = getattr(self.impl, "close", None)
+            if close is not None:
+                close()
+            self._memos.clear()
+            self.__dict__.pop("ops", None)  # the provider and its caches go with it
 
     # -- identity ---------------------------------------------------------
     @property

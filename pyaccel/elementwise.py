@@ -129,14 +129,23 @@ def _result(row: OpDef, dt: DType, dev: Device) -> tuple[DType, DType]:
 # everything _apply derives from a signature (dtype, shape, device and buffer size of each
 # array; the Python type of each scalar) is fixed, so a repeat call only checks int
 # scalars' ranges and replays the memo (an output buffer and one recorded kernel).
-_FAST: dict[tuple, tuple[tuple[int, ...], DType, Callable[[tuple[Any, ...]], Array]]] = {}
+# (kept per device in Device.memo("elementwise_fast"): it dies with its device)
 _FAST_LIMIT = 1024
-on_policy_change(_FAST.clear)  # result dtypes of int -> float functions follow the policy
+# bumped when the dtype policy changes (result dtypes of int -> float functions follow it):
+# part of every memo key, so a memo made under another policy is never replayed
+_POLICY_EPOCH = [0]
+
+
+def _policy_changed() -> None:
+    _POLICY_EPOCH[0] += 1
+
+
+on_policy_change(_policy_changed)
 _SIG_SCALARS = (bool, int, float, complex)
 
 
 def _signature(row: OpDef, args: tuple[Any, ...]) -> tuple | None:
-    key: list[Any] = [id(row)]  # (rows are module constants: their ids stay valid)
+    key: list[Any] = [id(row), _POLICY_EPOCH[0]]  # (rows are module constants: ids stay valid)
     for a in args:
         t = type(a)
         if t is Array:
@@ -148,10 +157,18 @@ def _signature(row: OpDef, args: tuple[Any, ...]) -> tuple | None:
     return tuple(key)
 
 
+def _memo(args: tuple[Any, ...]) -> Any:
+    """The elementwise memo of the first Array argument's device (Device.memo)."""
+    for a in args:
+        if type(a) is Array:
+            return a._device.memo("elementwise_fast", _FAST_LIMIT)
+    return None
+
+
 def _apply(row: OpDef, args: tuple[Any, ...]) -> Array:
     key = _signature(row, args)
     if key is not None:
-        fast = _FAST.get(key)
+        fast = _memo(args).get(key)
         if fast is not None:
             fits, conv, run = fast
             for k in fits:
@@ -205,12 +222,10 @@ def _apply_slow(row: OpDef, args: tuple[Any, ...], key: tuple | None) -> Array:
             fits.append(k)
     shape = broadcast_shapes(*(a.shape for a in arrays))
     out, fast = dev.ops.elementwise(row, args, shape, cdt, out_dt)
-    # memoise for this signature when no downcast happened (the memo is cleared when the
-    # dtype policy changes: default floats of int inputs depend on it)
+    # memoise for this signature when no downcast happened (the key holds the dtype
+    # policy's epoch: default floats of int inputs depend on it)
     if fast is not None and key is not None and cdt is cdt0 and out_dt is out_dt0:
-        if len(_FAST) >= _FAST_LIMIT:
-            _FAST.clear()
-        _FAST[key] = (tuple(fits), conv_dt, fast)
+        dev.memo("elementwise_fast", _FAST_LIMIT).put(key, (tuple(fits), conv_dt, fast))
     return out
 
 

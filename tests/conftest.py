@@ -16,6 +16,10 @@
   skipping everything.
 * ``rng``: a NumPy Generator with a fresh seed per test (printed, so a failure can
   be replayed with ``PYACCEL_TEST_SEED``).
+* Parallel sessions (pytest-xdist, ``-n N``; ``scripts/test.sh`` uses one worker per core):
+  every worker is its own process, so the session fixtures (open devices, the browser
+  page) exist once per worker; no test depends on another's order or process. The
+  terminal summary reports the peak resident memory of every test process.
 """
 
 from __future__ import annotations
@@ -106,6 +110,44 @@ def rng():
     seed = int(os.environ.get("PYACCEL_TEST_SEED") or int.from_bytes(os.urandom(4), "little"))
     print(f"rng seed: PYACCEL_TEST_SEED={seed}")
     return np.random.default_rng(seed)
+
+
+def _peak_rss_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
+
+
+_WORKER_RSS: dict[str, float] = {}
+
+
+class _XdistRss:
+    """Collects each xdist worker's peak RSS in the controller (the hook exists only with xdist)."""
+
+    @staticmethod
+    def pytest_testnodedown(node, error) -> None:  # noqa: ANN001
+        out = getattr(node, "workeroutput", None) or {}
+        if "peak_rss_mb" in out:
+            _WORKER_RSS[str(out.get("workerid", node.gateway.id))] = float(out["peak_rss_mb"])
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_XdistRss(), "pyaccel-xdist-rss")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    out = getattr(session.config, "workeroutput", None)
+    if out is not None:  # an xdist worker: hand the figure to the controller
+        out["peak_rss_mb"] = _peak_rss_mb()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:  # noqa: ANN001
+    if getattr(config, "workeroutput", None) is not None:
+        return
+    parts = [f"{w} {mb:.0f} MiB" for w, mb in sorted(_WORKER_RSS.items())]
+    parts.append(f"controller {_peak_rss_mb():.0f} MiB")
+    terminalreporter.write_line("pyaccel: peak RSS per test process: " + ", ".join(parts))
 
 
 def pytest_collection_modifyitems(config, items) -> None:  # noqa: ANN001

@@ -109,8 +109,6 @@ def kind_of(dt: DType) -> str:
 
 
 _HELPERS = WGSL_FUNCTIONS  # compute type -> WGSL function library (from the dtype table)
-# (device impl, source) -> pipeline: skips re-hashing the source on every call
-_PIPES: dict[tuple[Any, str], Any] = {}
 # dtype name -> WGSL re-narrowing of a 32-bit result r (widened narrow ints; the dtype table)
 _WRAP = {d.name: r.wrap for d, r in DTYPE_TABLE.items() if r.wrap is not None}
 
@@ -402,8 +400,7 @@ _WIDE = struct.Struct("<12I")  # wide: array<vec4<u32>, 3>: multi-lane scalar k 
 _WIDE0 = _WIDE.pack(*[0] * 12)
 _HEAD = struct.Struct("<4I")
 _TAIL_FMT = "<4I4i32I32i"  # prm | off | shape[8] (.x) | st[8][4]
-_PLANS: dict[tuple, Plan | None] = {}
-_PLAN_CACHE = 2048
+_PLAN_CACHE = 2048  # launch plans kept per device (Device.memo; least recently used evicted)
 _plan_ids = itertools.count(1)
 
 
@@ -459,20 +456,18 @@ def plan(device: Device, expr: str, T: str, out_nbytes: int, out_dtype: DType,
     """The (memoised) :class:`Plan` of a launch, or None when it needs more than MAXD dims
     after merging (then :func:`run` splits it) or has no elements. Scalar operand values
     and buffer identities are not part of it."""
-    key = (device.impl, expr, T, out_nbytes, out_dtype,
+    plans = device.memo("elementwise_plans", _PLAN_CACHE)
+    key = (expr, T, out_nbytes, out_dtype,
            tuple((op.mode, op.dtype, op.conv, op.offset, op.strides,
                   op.buf.nbytes if op.buf is not None else -1) for op in operands),
            tuple(shape), out_offset, None if out_strides is None else tuple(out_strides), store,
            tuple(prm), name)
     try:
-        return _PLANS[key]
+        p = plans[key]
     except KeyError:
-        pass
-    p = _make_plan(device, expr, T, out_nbytes, out_dtype, operands, shape, out_offset, out_strides,
-                   store, prm, name)
-    if len(_PLANS) >= _PLAN_CACHE:
-        _PLANS.clear()
-    _PLANS[key] = p
+        return plans.put(key, _make_plan(device, expr, T, out_nbytes, out_dtype, operands, shape,
+                                         out_offset, out_strides, store, prm, name))
+    plans.move_to_end(key)
     return p
 
 
@@ -531,9 +526,7 @@ def _make_plan(device: Device, expr: str, T: str, out_nbytes: int, out_dtype: DT
     head = _HEAD.pack(n, len(cshape), 0, 0)
     tail = struct.pack(_TAIL_FMT, *[int(v) & 0xFFFFFFFF for v in prm], *offs, *shp, *st_flat)
     impl = device.impl
-    pipe = _PIPES.get((impl, src))
-    if pipe is None:
-        pipe = _PIPES[(impl, src)] = launch.pipeline(impl, src, "main", None, name or "elementwise")
+    pipe = launch.pipeline(impl, src, "main", None, name or "elementwise")
     bufs = tuple(k for k, op in enumerate(operands)
                  if op.mode != "scalar" and op.buf is not None and (2 + k) in used)
     binds = ((0, launch.binding_size(out_nbytes)), (1, len(head) + _AUX.size + len(tail) + _WIDE.size),

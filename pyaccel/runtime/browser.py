@@ -336,6 +336,15 @@ class JsFacade(Facade):
     def buffer_ok(self, buf: Any) -> bool:
         return not self._invalid or id(buf) not in self._invalid
 
+    def close(self) -> None:
+        """Device.close(): destroy the page's GPUDevice (its loss promise then settles)."""
+        self._unverified.clear()
+        self._unchecked.clear()
+        try:
+            self.device.destroy()
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+
     def _settled(self, upto: int, err: Any) -> None:
         """After a sync point: the checks of buffers created before ``upto`` are settled;
         those the device reported invalid are remembered (the pool drops them)."""

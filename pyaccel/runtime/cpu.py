@@ -11,7 +11,7 @@ from typing import Any
 from .._hints import numpy_fix
 from ..capabilities import CPU_LIMITS, Capability
 from ..device import Device, DeviceDescriptor
-from ..errors import BackendUnavailableError, DeviceNotFoundError
+from ..errors import BackendUnavailableError, DeviceLostError, DeviceNotFoundError
 from ..uri import DeviceURI
 
 
@@ -27,8 +27,17 @@ class CpuDeviceImpl:
         self.np = np
         self.runtime_version = f"numpy {np.__version__}"
         self.stats = {"buffers_created": 0, "live_buffers": 0, "live_bytes": 0}
+        self.is_lost = False  # True once closed (Device.close())
+
+    def close(self) -> None:
+        """Device.close(): later allocations raise DeviceLostError (host data stays readable
+        until collected: NumPy memory needs no release)."""
+        self.is_lost = True
 
     def alloc(self, nbytes: int) -> Any:
+        if self.is_lost:
+            raise DeviceLostError("the cpu device was closed (Device.close()); open it again "
+                                  "with pyaccel.device('cpu') and create the data there")
         self.stats["buffers_created"] += 1
         self.stats["live_buffers"] += 1
         self.stats["live_bytes"] += nbytes

@@ -30,13 +30,13 @@ runs out of memory trims the pool and retries once before raising
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import operator
 import re
 import threading
 from collections import OrderedDict, deque
 from typing import Any
 
+from .._lru import LRU
 from ..capabilities import Capability, Limits
 from ..dtypes import gpu_wide
 from ..errors import DeviceLostError, KernelCompileError, OutOfDeviceMemoryError
@@ -56,6 +56,7 @@ STAGING_POOL_LIMIT_BYTES = 128 * 2**20
 BIND_GROUP_CACHE = 512
 REUSE_PENDING_BYTES = 64 * 2**10  # pooled buffers this large are reused even while queued
 UNIFORM_CACHE = 256
+PIPELINE_CACHE = 512  # compiled pipelines kept per device (least recently used evicted)
 _ID = operator.attrgetter("id")
 
 
@@ -127,6 +128,10 @@ class Facade:
 
     async def wait_idle_async(self) -> None:
         raise NotImplementedError
+
+    def close(self) -> None:
+        """Release the device itself (``Device.close()``; lost_reason is already set).
+        Optional: a facade without it lets the runtime free the device at garbage collection."""
 
 
 _LOC_RES = (
@@ -222,7 +227,9 @@ class GPUDeviceImpl:
         self._out_sizes: dict[int, int] = {}  # nbytes -> size class (alloc_output)
         self._staging: dict[int, list[Any]] = {}
         self._staging_bytes = 0
-        self._pipelines: dict[tuple, Any] = {}
+        # (wgsl, entry, constants) -> pipeline; keyed by the source string itself, whose hash
+        # Python caches, so a lookup never re-hashes the source
+        self._pipelines: LRU = LRU(PIPELINE_CACHE)
         self._groups: OrderedDict[tuple, Any] = OrderedDict()
         self._uniforms: OrderedDict[bytes, GPUBuffer] = OrderedDict()
         self._encoder: Any = None
@@ -464,6 +471,7 @@ class GPUDeviceImpl:
         return {**self.stats, "pooled_bytes": self._pooled_bytes,
                 "pooled_buffers": sum(len(v) for v in self._pool.values()),
                 "staging_bytes": self._staging_bytes, "pipelines_cached": len(self._pipelines),
+                "pipelines_evicted": self._pipelines.evicted,
                 "uniforms_cached": len(self._uniforms)}
 
     def info_lines(self) -> list[str]:
@@ -670,8 +678,7 @@ class GPUDeviceImpl:
             return self._pipeline(wgsl, entry, constants, name)
 
     def _pipeline(self, wgsl: str, entry: str, constants: dict[str, float] | None, name: str) -> Any:
-        ckey = tuple(sorted((constants or {}).items()))
-        key = (hashlib.sha1(wgsl.encode()).hexdigest(), entry, ckey)
+        key = (wgsl, entry, tuple(sorted(constants.items())) if constants else ())
         pipe = self._pipelines.get(key)
         if pipe is None:
             try:
@@ -680,9 +687,30 @@ class GPUDeviceImpl:
                 if name and not exc.args[0].startswith(f"WGSL kernel {name}"):
                     raise compile_error(wgsl, exc.compiler_message, exc.line, exc.column, name) from None
                 raise
-            self._pipelines[key] = pipe
+            self._pipelines.put(key, pipe)
             self.stats["pipelines_compiled"] += 1
         return pipe
+
+    def close(self) -> None:
+        """Release the device (``Device.close()``): finish queued work, destroy pooled and
+        staging buffers, drop every cache, then let the facade release the device. Later
+        calls raise DeviceLostError naming the fix (open the URI again)."""
+        with self.lock:
+            if self.f.lost_reason is None:
+                try:
+                    self.synchronize()
+                except Exception:  # noqa: BLE001 - closing must not fail on a dying device
+                    pass
+                self._trim()
+                self.f.lost_reason = "closed by Device.close()"
+            self._pipelines.clear()
+            self._groups.clear()
+            self._uniforms.clear()
+            self._deferred.clear()
+            try:
+                self.f.close()
+            except Exception:  # noqa: BLE001
+                pass
 
     def uniform(self, data: bytes) -> GPUBuffer:
         """A device buffer holding ``data`` (small parameter blocks, cached by content).

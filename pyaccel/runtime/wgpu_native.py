@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .._hints import WGPU_IN_PYODIDE, in_pyodide, wgpu_fix
+from .._lru import LRU
 from ..capabilities import FEATURE_FLAGS, Capability, Limits
 from ..device import Device, DeviceDescriptor
 from ..errors import (
@@ -35,7 +36,7 @@ from ..errors import (
 from ..ranking import device_rank
 from ..uri import DeviceURI
 from . import _wgpu_direct
-from .webgpu_common import Facade, GPUDeviceImpl, compile_error
+from .webgpu_common import PIPELINE_CACHE, Facade, GPUDeviceImpl, compile_error
 
 _USE_PROBE: Any = object()  # WgpuFacade(direct=...) default: the module-level probe result
 
@@ -183,7 +184,8 @@ class WgpuFacade(Facade):
         self._pass_group: Any = None
         self._pass_keep: list[Any] = []
         self._queued: list[tuple[Any, Any, int, int, int]] = []  # dispatches not yet recorded
-        self._layouts: dict[int, tuple[Any, Any]] = {}  # id(pipeline) -> (pipeline, group 0 layout)
+        # id(pipeline) -> (pipeline, group 0 layout), bounded like the pipeline cache it follows
+        self._layouts: LRU = LRU(PIPELINE_CACHE)
         self._fence_src: Any = None
         self._read_encoder: Any = None  # encoder holding a read's staging copy (no fence: submit)
         self._last_fence: Any = None  # fence buffer of the latest submission (None: taken)
@@ -326,8 +328,22 @@ class WgpuFacade(Facade):
         # get_bind_group_layout makes a new wrapper (and a native reference) on every call
         ent = self._layouts.get(id(pipeline))
         if ent is None or ent[0] is not pipeline:
-            ent = self._layouts[id(pipeline)] = (pipeline, pipeline.get_bind_group_layout(0))
+            ent = self._layouts.put(id(pipeline), (pipeline, pipeline.get_bind_group_layout(0)))
         return ent[1]
+
+    def close(self) -> None:
+        """Device.close(): wait for the submit thread, then destroy the wgpu device."""
+        self._layouts.clear()
+        self._fences.clear()
+        self._last_fence = None
+        self._read_encoder = None
+        w, self._worker = self._worker, None
+        if w is not None:
+            w.stop()
+        try:
+            self.device.destroy()
+        except Exception:  # noqa: BLE001 - already gone
+            pass
 
     def create_bind_group(self, pipeline: Any, entries: list[tuple[int, Any, int, int]]) -> Any:
         layout = self._layout(pipeline)
