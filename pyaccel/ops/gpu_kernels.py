@@ -592,7 +592,7 @@ def searchsorted(device: Device, a: Buffer, v: Buffer, dt: DType, n: int, m: int
         return out
     impl = device.impl
     src = _search_source(dt, S)
-    pipe = impl.pipeline(src, "main", None, "search.main")
+    pipe = pipeline(impl, src, "main", None, "search.main")
     entries = []
     for b, buf in ((0, a), (1, v), (2, out)):
         h = buf.handle

@@ -182,3 +182,19 @@ def test_pipeline_helper_prunes_and_caches(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(launch, "PRUNE", False)
     launch.pipeline(Impl(), src, entry, None, "x")
     assert seen[-1] is src
+
+
+def test_every_builtin_family_compiles_through_launch_pipeline() -> None:
+    """Pruning is applied at one shared point: no op module calls ``impl.pipeline`` itself."""
+    import ast
+
+    offenders = []
+    for p in resources.files("pyaccel.ops").iterdir():
+        if not p.name.endswith(".py") or p.name == "launch.py":
+            continue
+        for node in ast.walk(ast.parse(p.read_text())):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "pipeline"
+                    and not (isinstance(node.func.value, ast.Name) and node.func.value.id == "launch")):
+                offenders.append(f"{p.name}:{node.lineno}")
+    assert not offenders, f"built-in pipelines made outside ops/launch.pipeline: {offenders}"
