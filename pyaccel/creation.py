@@ -219,6 +219,9 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
             raise TypeError(f"eye: {name} must be an int, got {v!r}")
     dev, dt = _dev_dtype(device, dtype, None, "eye")
     n_rows, n_cols = norm_shape((n_rows, n_cols), "eye shape")
+    # a diagonal past the matrix is all zeros: clamp k so a kernel's 32-bit parameter never
+    # wraps (eye(1, k=2**32) was a diagonal on GPUs)
+    k = max(-n_rows, min(k, n_cols))
     return dev.ops.eye(n_rows, n_cols, k, dt)
 
 

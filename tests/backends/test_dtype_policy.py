@@ -117,3 +117,12 @@ def test_policy_switch_resets_memoised_result_dtypes(device, policy):
     assert (a / a).dtype == xp.float64
     policy("fast")
     assert (a / a).dtype == getattr(xp, _want(device)[0])
+
+
+def test_eye_far_diagonal_is_zeros(device):
+    """eye with |k| past the matrix (2**32 wrapped to 0 in the GPU kernel's 32-bit parameter;
+    found by array-api-tests' test_eye)."""
+    for k in (2**32, -(2**32), 2**32 + 1, 3, -2, 2**63 - 1):
+        for dt in ("float32", "uint8", "int64"):
+            got = xp.eye(2, 3, k=k, dtype=dt, device=device).to_numpy()
+            np.testing.assert_array_equal(got, np.eye(2, 3, k=k, dtype=dt))
