@@ -55,8 +55,10 @@ XDIST=()
 
 t=$(date +%s%N)
 echo "== main session (${WORKERS} worker(s))"
-$PY -m pytest "${XDIST[@]}" --durations=15 "$@"
+mkdir -p artifacts
+$PY -m pytest "${XDIST[@]}" --durations=15 --junitxml=artifacts/junit-main.xml "$@"
 rc=$?
+[ -f artifacts/junit-main.xml ] && $PY scripts/junit_summary.py artifacts/junit-main.xml 20
 part_done "main pytest session (-n ${WORKERS})" "$t"
 if [ "${SKIP_EXTRA_RUNS:-0}" = "1" ]; then summary; exit $rc; fi
 
