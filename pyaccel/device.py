@@ -19,12 +19,15 @@ import threading
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ._lru import LRU
 from .capabilities import Capability, Limits
 from .errors import BufferFreedError, OutOfDeviceMemoryError
 from .uri import DeviceURI
+
+if TYPE_CHECKING:  # typing only: the op layer sits above the device layer
+    from .ops.provider import OpProvider
 
 ADAPTER_TYPES = ("discrete", "integrated", "cpu", "virtual", "unknown")
 
@@ -72,6 +75,27 @@ class DeviceImpl(Protocol):
     def info_lines(self) -> list[str]: ...
     def make_ops(self, device: Device) -> Any: ...
     # optional: ``close()`` (Device.close) and ``is_lost`` (True once lost or closed)
+
+
+@runtime_checkable
+class GPUImpl(DeviceImpl, Protocol):
+    """What the GPU op layer (``pyaccel.ops``) and :class:`pyaccel.Kernel` use of a GPU
+    device impl beyond :class:`DeviceImpl`: compiled pipelines, small uniform blocks and
+    recorded dispatches. Every WebGPU impl (native wgpu-py, the browser, plugin backends
+    built on ``GPUDeviceImpl``) provides it; ``tests/unit/test_gpu_contract.py`` checks the
+    impls against it and that ``pyaccel.ops`` calls nothing else on an impl."""
+
+    def alloc_output(self, nbytes: int) -> Any: ...
+    def pipeline(self, wgsl: str, entry: str, constants: dict[str, float] | None = None,
+                 name: str = "") -> Any: ...
+    def uniform(self, data: bytes) -> Any: ...
+    def dispatch(self, pipeline: Any, entries: list[tuple[int, Any, int, int]],
+                 workgroups: tuple[int, int, int]) -> Any: ...
+    def dispatch_bound(self, pipeline: Any, key: int, binds: tuple[tuple[int, int], ...],
+                       handles: tuple[Any, ...], workgroups: tuple[int, int, int]) -> None: ...
+    def dispatch_group(self, pipeline: Any, group: Any, handles: tuple[Any, ...],
+                       workgroups: tuple[int, int, int]) -> None: ...
+    def flush(self) -> None: ...
 
 
 class Device:
@@ -148,7 +172,7 @@ class Device:
         return self.impl.limits
 
     @functools.cached_property
-    def ops(self) -> Any:
+    def ops(self) -> OpProvider:
         """The device's op provider (``pyaccel.ops.provider.OpProvider``), made once by
         ``impl.make_ops(self)``: what the array namespace functions execute on. (Cached in
         the instance: later reads are a plain attribute lookup, on the hot path.)"""

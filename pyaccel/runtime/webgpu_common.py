@@ -648,11 +648,11 @@ class GPUDeviceImpl:
             self._staging_put(size, st)
         return _trim_read(data, skip, span, n, out)
 
-    def copy(self, src: GPUBuffer, src_offset: int, dst: GPUBuffer, dst_offset: int, n: int) -> None:
+    def copy(self, src: GPUBuffer, src_offset: int, dst: GPUBuffer, dst_offset: int, nbytes: int) -> None:
         """Device-side copy (through the host when offsets or size are not 4-aligned)."""
         with self.lock:
             self._check()
-            self._copy(src, src_offset, dst, dst_offset, n)
+            self._copy(src, src_offset, dst, dst_offset, nbytes)
 
     def _copy(self, src: GPUBuffer, src_offset: int, dst: GPUBuffer, dst_offset: int, n: int) -> None:
         if src_offset % 4 or dst_offset % 4 or n % 4:

@@ -28,13 +28,27 @@ def _resolve(mod: str, is_pkg: bool, level: int, target: str | None) -> str:
     return ".".join(base + ([target] if target else []))
 
 
+def _is_type_checking(node: ast.AST) -> bool:
+    """An ``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``) block."""
+    if not isinstance(node, ast.If):
+        return False
+    t = node.test
+    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
+        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
+
+
 def import_graph() -> dict[str, set[str]]:
     """module -> the pyaccel modules it imports (anywhere in its body)."""
     mods = _modules()
     graph: dict[str, set[str]] = {m: set() for m in mods}
     for mod, path in mods.items():
         is_pkg = path.name == "__init__.py"
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        tree = ast.parse(path.read_text(), str(path))
+        typing_only = {id(n) for block in ast.walk(tree) if _is_type_checking(block)
+                       for stmt in block.body for n in ast.walk(stmt)}
+        for node in ast.walk(tree):
+            if id(node) in typing_only:  # `if TYPE_CHECKING:` imports never run
+                continue
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
@@ -85,6 +99,14 @@ def test_graph_sees_function_level_and_relative_imports() -> None:
     assert "pyaccel.runtime.numpy_ops" in g["pyaccel.runtime.cpu"]
     assert "pyaccel.ops.elementwise" in g["pyaccel.ops.wgsl_provider"]  # `from . import elementwise`
     assert "pyaccel.elementwise" in g["pyaccel.ops.wgsl_provider"]  # `from .. import elementwise`
+
+
+def test_type_checking_imports_are_not_edges() -> None:
+    g = import_graph()
+    assert "pyaccel.ops.provider" not in g["pyaccel.device"]  # Device.ops's annotation only
+    src = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import x\nimport y\n"
+    tree = ast.parse(src)
+    assert [_is_type_checking(n) for n in tree.body] == [False, True, False]
 
 
 def test_find_cycle_reports_a_cycle() -> None:
