@@ -251,31 +251,11 @@ WIDE_CAPABILITIES = Capability.INT64 | Capability.FLOAT64 | Capability.COMPLEX
 # What every WebGPU device is granted (``runtime/webgpu_common.py``): the emulated dtypes
 # whose libraries are complete, plus EMULATED_64 (they are emulated: exact, slower).
 GPU_WIDE = Capability.INT64 | Capability.FLOAT64 | Capability.COMPLEX | Capability.EMULATED_64
-# Environment switch that grants more (a library in progress; tests, other helpers):
-# PYACCEL_EXPERIMENTAL_WIDE=1 (all three) or a comma list of int64, float64, complex.
-WIDE_ENV = "PYACCEL_EXPERIMENTAL_WIDE"
-_WIDE_NAMES = {"int64": Capability.INT64, "float64": Capability.FLOAT64, "complex": Capability.COMPLEX}
 
 
 def gpu_wide() -> Capability:
-    """The emulated-dtype capabilities a WebGPU device has: :data:`GPU_WIDE` plus what
-    :data:`WIDE_ENV` enables."""
-    return GPU_WIDE | experimental_wide()
-
-
-def experimental_wide() -> Capability:
-    """The emulated-dtype capabilities :data:`WIDE_ENV` enables (NONE when unset)."""
-    import os
-
-    raw = os.environ.get(WIDE_ENV, "").strip().lower()
-    if raw in ("", "0", "false", "no"):
-        return Capability.NONE
-    if raw in ("1", "true", "yes", "all"):
-        return WIDE_CAPABILITIES
-    caps = Capability.NONE
-    for name in raw.split(","):
-        caps |= _WIDE_NAMES.get(name.strip(), Capability.NONE)
-    return caps
+    """The emulated-dtype capabilities every WebGPU device has (:data:`GPU_WIDE`)."""
+    return GPU_WIDE
 
 
 def is_multi_lane(dt: DType) -> bool:

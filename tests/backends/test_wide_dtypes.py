@@ -3,9 +3,8 @@
 int64 / uint64 / float64 are stored as ``vec2<u32>`` words, complex64 as ``vec2<f32>`` and
 complex128 as ``vec4<u32>``, all bit-identical to NumPy's little-endian bytes; the copy
 kernels (gathers, scatters, fills, where) move elements whole, so every bit pattern (NaN
-payloads, -0.0, subnormals, INT64_MIN) must come back unchanged. The ``wide`` fixture grants
-the emulated dtypes' capabilities where the device lacks them (the switch the other helpers
-use, ``PYACCEL_EXPERIMENTAL_WIDE``), so these tests run before and after the grant.
+payloads, -0.0, subnormals, INT64_MIN) must come back unchanged. The ``wide`` fixture makes
+sure the device holds the emulated dtypes' capabilities (every WebGPU device is granted them).
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from _array_util import poisoned  # noqa: F401  (fixture)
 
 import pyaccel as xp
 from pyaccel import _host
-from pyaccel.dtypes import MULTI_LANE, WIDE_CAPABILITIES, experimental_wide
+from pyaccel.dtypes import GPU_WIDE, MULTI_LANE, WIDE_CAPABILITIES, gpu_wide
 
 WIDE = [d.name for d in MULTI_LANE]  # int64, uint64, float64, complex64, complex128
 EDGE_I64 = [0, 1, -1, 2**63 - 1, -(2**63), 2**32 - 1, 2**32, 2**32 + 1, 2**31, -(2**31), 2**53 + 1,
@@ -194,10 +193,6 @@ def test_data_movement(wide, rng, name, poisoned):  # noqa: F811
     same(c, w, "setitem")
 
 
-def test_experimental_switch(monkeypatch):
-    monkeypatch.setenv("PYACCEL_EXPERIMENTAL_WIDE", "1")
-    assert experimental_wide() == WIDE_CAPABILITIES
-    monkeypatch.setenv("PYACCEL_EXPERIMENTAL_WIDE", "int64")
-    assert experimental_wide() == xp.Capability.INT64
-    monkeypatch.setenv("PYACCEL_EXPERIMENTAL_WIDE", "0")
-    assert experimental_wide() == xp.Capability.NONE
+def test_every_gpu_holds_the_emulated_dtypes(gpu_device):
+    assert gpu_wide() == GPU_WIDE and WIDE_CAPABILITIES in GPU_WIDE
+    assert WIDE_CAPABILITIES in gpu_device.impl.capabilities
