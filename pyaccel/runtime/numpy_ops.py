@@ -13,9 +13,9 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .._shapes import prod
 from ..array import Array
 from ..device import Device
-from .._shapes import prod
 from ..dtypes import HOST_LAYOUT, DType, StorageLayout, as_dtype
 from ..indexing import numpy_key
 from ..ops.table import FLOAT_CATEGORIES, OpDef
