@@ -4,10 +4,11 @@ Keys: ints, slices (any step), ``...``, ``None``, Python bools, integer arrays (
 Arrays, lists, NumPy arrays; broadcast together, NumPy's placement rules for the
 result axes) and boolean masks.
 
-This module parses keys (shared by every device) and calls the device's op provider
-(``device.ops.getitem`` / ``setitem``): on ``cpu:0`` NumPy indexing; on WebGPU devices
-basic indexing is one strided gather (getitem) or scatter
-(setitem) kernel; integer-array indexing first computes the element offsets of the
+This module parses keys (shared by every device). A basic key (ints, slices, ``...``,
+``None``) gives a *view* on every device (no kernel; ``basic_view``), and ``x[key] = v``
+through a strided view is one strided scatter into its base. Other keys call the device's
+op provider (``device.ops.getitem`` / ``setitem``): on ``cpu:0`` NumPy indexing; on WebGPU
+devices basic setitem is one strided scatter kernel; integer-array indexing first computes the element offsets of the
 indexed axes on the device (int32), then gathers or scatters through them. A boolean
 mask has a data-dependent result shape, so it reads the mask back to the host (a
 device sync) and continues with the integer positions of its True elements;
