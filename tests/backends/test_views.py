@@ -275,3 +275,28 @@ def test_host_read_of_views(device, rng):
     assert bytes(x[2]) == a[2].tobytes()
     assert float(x[1, 3]) == float(a[1, 3])
     assert x[2, 1:4].tobytes() == a[2, 1:4].tobytes()
+
+
+_SAXPY = """
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@group(0) @binding(2) var<uniform> a: f32;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x < arrayLength(&y)) { y[gid.x] = a * x[gid.x] + y[gid.x]; }
+}
+"""
+
+
+def _saxpy_ref(x, y, a):
+    y[:] = a * x + y
+
+
+def test_view_in_user_kernel(device, rng):
+    k = pyaccel.Kernel(_SAXPY, reference=_saxpy_ref, name="views_saxpy")
+    a, x = _pair(rng, device, (8, 6))
+    out = pyaccel.zeros((8,), dtype=pyaccel.float32, device=device)
+    k(x[:, 1], out, 2.0, grid=8)  # a strided view as a read binding: its elements
+    check(out, 2.0 * a[:, 1], "float32", "kernel reading a column view")
+    with pytest.raises(ValueError, match="strided view"):
+        k(out, x[:, 1], 2.0, grid=8)
