@@ -5,9 +5,10 @@ The copies run on the device's op provider (``astype``, ``permute_dims``,
 indexing. On WebGPU devices each primitive is one strided *gather* (or *scatter*)
 kernel of the elementwise skeleton: the output is written in C order while the source
 is read through an offset and per-axis strides (0 for broadcast axes, negative for
-flipped ones), converting the dtype on the way when needed. ``reshape``,
-``expand_dims`` and ``squeeze`` share the input's buffer (C-contiguous data needs no
-copy) unless ``copy=True``. On ``cpu:0`` the primitives are NumPy.
+flipped ones), converting the dtype on the way when needed. ``permute_dims`` (and ``matrix_transpose``,
+``moveaxis``), ``expand_dims``, ``squeeze`` and ``reshape`` (where the new shape can be
+strided over the same elements; unless ``copy=True``) return views sharing the input's
+buffer (offset + strides; see :mod:`pyaccel.array`). On ``cpu:0`` the primitives are NumPy.
 """
 
 from __future__ import annotations
