@@ -618,11 +618,18 @@ def _take_along_axis(at: type, ns: Any, arr: Any, indices: Any, axis: Any = -1) 
 
 @_handles("may_share_memory", "shares_memory")
 def _shares_memory(at: type, ns: Any, a: Any, b: Any, max_work: Any = None) -> Any:
-    # two pyaccel arrays share memory when they share a buffer (reshape / views); a pyaccel
-    # array and a NumPy array only on cpu:0, where np.asarray(x) is a view of the buffer
+    # two pyaccel arrays share memory when they share a buffer (views of one base); on
+    # cpu:0 NumPy's exact answer on the host views; a pyaccel array and a NumPy array only on
+    # cpu:0, where np.asarray(x) is a view of the buffer
     np = _np()
     if isinstance(a, at) and isinstance(b, at):
-        return a._buf is b._buf and a.size > 0 and b.size > 0
+        if a._base is not b._base or not a.size or not b.size:
+            return False
+        va, vb = a.device.ops.host_view(a), b.device.ops.host_view(b)
+        if va is not None and vb is not None:
+            return bool(np.may_share_memory(va, vb) if max_work is None
+                        else np.shares_memory(va, vb, max_work=max_work))
+        return True
     views = [x.device.ops.host_view(x) if isinstance(x, at) else x for x in (a, b)]
     if any(v is None for v in views) or not all(_is_np(v) for v in views):
         return False

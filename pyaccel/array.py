@@ -1,10 +1,16 @@
-"""``pyaccel.Array``: an n-dimensional, C-contiguous array in one device Buffer.
+"""``pyaccel.Array``: an n-dimensional array over one device Buffer.
 
-An Array is always C-contiguous and owns its :class:`~pyaccel.Buffer` (``reshape``,
-``expand_dims`` and ``squeeze`` share it, like NumPy views of contiguous data); every
-other op writes a new buffer. On WebGPU devices ops *record* kernels and return at
-once; reading values (``to_numpy()``, ``tolist()``, ``bytes(x)``, ``repr``, ``bool(x)``)
-is the only point that waits for the device. Every op runs through the device's op
+An Array is (buffer, offset, shape, strides), offset and strides in elements. Most
+arrays are C-contiguous at offset 0 (``_strides is None``) and op results always are.
+Views (basic indexing, ``reshape`` where memory can be shared, ``permute_dims`` /
+``matrix_transpose`` / ``moveaxis`` / ``.mT`` / ``.T``, ``expand_dims``, ``squeeze``)
+share their base's Buffer, keep it alive, and write through to it (docs/arrays.md).
+Ops read a strided view through one gather into a contiguous temporary
+(``Array._buf``); writes into a view are one strided scatter (``_write_view``).
+
+On WebGPU devices ops *record* kernels and return at once; reading values
+(``to_numpy()``, ``tolist()``, ``bytes(x)``, ``repr``, ``bool(x)``) is the only point
+that waits for the device. Every op runs through the device's op
 provider (``device.ops``: NumPy on ``cpu:0``, the WGSL provider on WebGPU devices).
 
 Storage: the provider's :class:`~pyaccel.dtypes.StorageLayout` of the dtype (the dtype
@@ -27,7 +33,7 @@ from typing import Any
 
 from . import _host
 from ._dispatch import OPS as _OPS
-from ._shapes import prod
+from ._shapes import contiguous_strides, prod
 from .capabilities import Capability
 from .device import Buffer, Device
 from .dtypes import ALL_DTYPES, DType, as_dtype, bool_
@@ -51,7 +57,10 @@ class Array:
 
     # _committed: placed on its device explicitly (device=, to_device) or computed from such
     # an array; uncommitted arrays follow committed ones to their device (pyaccel/placement.py)
-    __slots__ = ("_buf", "_shape", "_dtype", "_device", "_committed", "__weakref__")
+    # _base: the Buffer; _strides None: C-contiguous from element 0, else (offset, strides)
+    # in elements of the dtype's storage layout place the elements in _base (a view)
+    __slots__ = ("_base", "_offset", "_strides", "_shape", "_dtype", "_device", "_committed",
+                 "__weakref__")
     __array_priority__ = 100.0
     __hash__ = None  # type: ignore[assignment]  # __eq__ is elementwise
 
@@ -66,12 +75,53 @@ class Array:
     def _new(cls, buf: Buffer, shape: tuple[int, ...], dtype: DType, device: Device) -> Array:
         """The private constructor: an Array over ``buf`` (nothing is checked or copied)."""
         self = object.__new__(cls)
-        self._buf = buf
+        self._base = buf
+        self._offset = 0
+        self._strides = None
         self._shape = shape
         self._dtype = dtype
         self._device = device
         self._committed = True
         return self
+
+    @classmethod
+    def _view(cls, x: Array, offset: int, shape: Any, strides: Any) -> Array:
+        """A view of ``x``'s buffer: element ``idx`` at ``offset + sum(idx * strides)``
+        (elements of the storage layout). C-contiguous views at offset 0 (and empty ones)
+        are plain arrays over the same buffer."""
+        self = object.__new__(cls)
+        self._base = x._base
+        shape = tuple(int(d) for d in shape)
+        strides = tuple(int(t) for t in strides)
+        if prod(shape) == 0 or (offset == 0 and _c_contiguous(shape, strides)):
+            self._offset, self._strides = 0, None
+        else:
+            self._offset, self._strides = int(offset), strides
+        self._shape = shape
+        self._dtype = x._dtype
+        self._device = x._device
+        self._committed = x._committed
+        return self
+
+    def _phys_strides(self) -> tuple[int, ...]:
+        """The element strides into ``_base`` (C-contiguous ones for a plain array)."""
+        return self._strides if self._strides is not None else contiguous_strides(self._shape)
+
+    @property
+    def _buf(self) -> Buffer:
+        """A Buffer holding the elements C-contiguously from element 0: the array's own for a
+        plain array; for a strided view a new one (one gather, recorded in stream order), so
+        every kernel reads views correctly. Writes go through ``_write_view``, never here."""
+        if self._strides is None:
+            return self._base
+        return self._materialize()._base
+
+    def _materialize(self) -> Array:
+        """A new C-contiguous copy of a view (the device provider's strided gather)."""
+        ops = self._device.ops
+        n = self._base.nbytes // ops.layout(self._dtype).itemsize
+        flat = Array._new(self._base, (n,), self._dtype, self._device)
+        return ops.gather(flat, self._shape, self._offset, self._phys_strides())
 
     def _uncommit(self) -> Array:
         """Mark the array uncommitted (made without ``device=``; see pyaccel/placement.py)."""
@@ -91,7 +141,9 @@ class Array:
         return device.ops.output(shape, dtype, nbytes)
 
     def __pyaccel_buffer__(self) -> Buffer:
-        """The device Buffer (so ``pyaccel.Kernel`` accepts arrays)."""
+        """The device Buffer (so ``pyaccel.Kernel`` accepts arrays). A strided view gives a
+        contiguous copy of its elements (a kernel's writes into it do not reach the base:
+        pass a plain array, e.g. ``pyaccel.asarray(view, copy=True)``, as an output)."""
         return self._buf
 
     # -- attributes ----------------------------------------------------------------
@@ -167,12 +219,22 @@ class Array:
         return self._device.ops.layout(self._dtype)
 
     def _storage_bytes(self) -> bytes:
-        n = self.size * self._layout().itemsize
-        return self._buf.read(n) if n else b""
+        it = self._layout().itemsize
+        n = self.size * it
+        if not n:
+            return b""
+        if self._strides is not None and _c_contiguous(self._shape, self._strides):
+            return self._base.read(n, self._offset * it)  # a contiguous run: no gather
+        return self._buf.read(n)
 
     async def _storage_bytes_async(self) -> bytes:
-        n = self.size * self._layout().itemsize
-        return await self._buf.read_async(n) if n else b""
+        it = self._layout().itemsize
+        n = self.size * it
+        if not n:
+            return b""
+        if self._strides is not None and _c_contiguous(self._shape, self._strides):
+            return await self._base.read_async(n, self._offset * it)
+        return await self._buf.read_async(n)
 
     def _host_from_storage(self, data: bytes) -> Any:
         """A NumPy array of the dtype from the storage bytes (any provider's layout)."""
@@ -329,10 +391,10 @@ class Array:
         return self._shape[0]
 
     def __iter__(self) -> Iterator[Array]:
+        """Views along axis 0 (``iter()`` of a 0-d array raises TypeError, as NumPy's)."""
         if not self._shape:
             raise TypeError("iteration over a 0-d array")
-        for j in range(self._shape[0]):
-            yield self[j]
+        return (self[j] for j in range(self._shape[0]))
 
     # -- repr ------------------------------------------------------------------------------
     def __repr__(self) -> str:
@@ -493,7 +555,7 @@ class Array:
         from ._numpy_protocol import buffer_token
 
         return ("pyaccel.Array", self._device.uri, self._dtype.name, self._shape,
-                buffer_token(self._buf))
+                buffer_token(self._base), self._offset, self._strides)
 
     # NumPy-style methods that Dask calls on its chunks (``chunk.sum(axis=...)``,
     # ``out.squeeze(axis)``): each is the NumPy function, so it dispatches back to pyaccel
@@ -531,12 +593,44 @@ def _is_operand(x: Any) -> bool:
     return isinstance(x, Array) or type(x) in (bool, int, float, complex)
 
 
+_KIND_RANK = {"b": 0, "u": 1, "i": 2, "f": 3, "c": 4}
+
+
+def _same_kind(src: DType, dst: DType) -> bool:
+    """NumPy's ``same_kind`` casting: bool < unsigned < signed < float < complex."""
+    return _KIND_RANK[src.kind] <= _KIND_RANK[dst.kind]
+
+
+def _c_contiguous(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    expect = 1
+    for d, t in zip(reversed(shape), reversed(strides), strict=True):
+        if d != 1 and t != expect:
+            return False
+        expect *= d
+    return True
+
+
+def _write_view(dst: Array, src: Any) -> None:
+    """Store ``src`` (an Array broadcastable to ``dst.shape`` on dst's device, or a Python
+    scalar) into the elements of ``dst`` (any view): one strided scatter into its base."""
+    if not dst.size:
+        return
+    if isinstance(src, Array) and src._strides is None and src._base is dst._base:
+        src = _OPS["astype"](src, src.dtype, copy=True)  # the source overlaps the destination
+    ops = dst._device.ops
+    n = dst._base.nbytes // ops.layout(dst._dtype).itemsize
+    flat = Array._new(dst._base, (n,), dst._dtype, dst._device)
+    ops.scatter(flat, dst._shape, dst._offset, dst._phys_strides(), src)
+
+
 def _assign_inplace(self: Array, res: Array, name: str) -> None:
     if res.dtype is not self.dtype:
-        raise TypeError(
-            f"in-place {name}: the result dtype {res.dtype.name} differs from the array's "
-            f"{self.dtype.name}; write x = {name}(x, y) instead, or cast y first"
-        )
+        if not _same_kind(res.dtype, self.dtype):
+            raise TypeError(
+                f"in-place {name}: cannot cast the result dtype {res.dtype.name} to the array's "
+                f"{self.dtype.name} (NumPy's same_kind rule); write x = {name}(x, y) instead"
+            )
+        res = _OPS["astype"](res, self.dtype)
     if res.shape != self.shape:
         raise ValueError(
             f"in-place {name}: the result shape {res.shape} differs from the array's {self.shape} "
@@ -546,6 +640,9 @@ def _assign_inplace(self: Array, res: Array, name: str) -> None:
         return
     if res.device is not self.device:  # computed where a committed operand is: write back here
         res = asarray(res, device=self.device)
+    if self._strides is not None:
+        _write_view(self, res)  # a view: only its elements, in its base
+        return
     self._buf.copy_from(res._buf, res.size * res._layout().itemsize)
 
 

@@ -149,7 +149,9 @@ def _signature(row: OpDef, args: tuple[Any, ...]) -> tuple | None:
     for a in args:
         t = type(a)
         if t is Array:
-            key.append((a._dtype, a._shape, a._device, a._buf.nbytes))
+            if a._strides is not None:
+                return None  # a strided view: gathered on each call (no memo)
+            key.append((a._dtype, a._shape, a._device, a._base.nbytes))
         elif t in _SIG_SCALARS:
             key.append(t)
         else:

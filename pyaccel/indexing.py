@@ -4,10 +4,11 @@ Keys: ints, slices (any step), ``...``, ``None``, Python bools, integer arrays (
 Arrays, lists, NumPy arrays; broadcast together, NumPy's placement rules for the
 result axes) and boolean masks.
 
-This module parses keys (shared by every device) and calls the device's op provider
-(``device.ops.getitem`` / ``setitem``): on ``cpu:0`` NumPy indexing; on WebGPU devices
-basic indexing is one strided gather (getitem) or scatter
-(setitem) kernel; integer-array indexing first computes the element offsets of the
+This module parses keys (shared by every device). A basic key (ints, slices, ``...``,
+``None``) gives a *view* on every device (no kernel; ``basic_view``), and ``x[key] = v``
+through a strided view is one strided scatter into its base. Other keys call the device's
+op provider (``device.ops.getitem`` / ``setitem``): on ``cpu:0`` NumPy indexing; on WebGPU
+devices basic setitem is one strided scatter kernel; integer-array indexing first computes the element offsets of the
 indexed axes on the device (int32), then gathers or scatters through them. A boolean
 mask has a data-dependent result shape, so it reads the mask back to the host (a
 device sync) and continues with the integer positions of its True elements;
@@ -27,7 +28,7 @@ from . import _host
 from . import elementwise as ew
 from ._dispatch import register
 from ._shapes import broadcast_shapes, contiguous_strides
-from .array import Array, _assign_inplace, asarray
+from .array import Array, _assign_inplace, _write_view, asarray
 from .dtypes import int32
 from .manipulation import broadcast_to, reshape
 from .placement import place_module
@@ -83,8 +84,8 @@ def _normalize_key(x: Array, key: Any) -> list[Any]:
     if used > x.ndim:
         raise _key_error(x, key, f"too many indices: {used} for {x.ndim} dimension(s)")
     fill = [slice(None)] * (x.ndim - used)
-    if n_ell:
-        j = items.index(Ellipsis)
+    if n_ell:  # (by identity: list.index compares with ==, elementwise for NumPy arrays)
+        j = next(i for i, k in enumerate(items) if k is Ellipsis)
         items = items[:j] + fill + items[j + 1:]
     else:
         items = items + fill
@@ -136,9 +137,10 @@ def _bool_positions(x: Array, key: Any, mask: Any, dims: tuple[int, ...]) -> lis
     return [(c, (len(c),)) for c in cols]
 
 
-def plan_key(x: Array, key: Any) -> _Plan:
+def plan_key(x: Array, key: Any, strides: tuple[int, ...] | None = None) -> _Plan:
+    """The key's plan over x's elements with ``strides`` (default: C-contiguous ones)."""
     items = _normalize_key(x, key)
-    st = contiguous_strides(x.shape)
+    st = contiguous_strides(x.shape) if strides is None else strides
     p = _Plan()
     d = 0
     basic: list[tuple[int, int, int]] = []  # (position in key walk, size, stride)
@@ -275,8 +277,27 @@ def adv_layout(p: _Plan, bshape: tuple[int, ...]) -> tuple[list[int], list[int],
     return shape, xs, os_
 
 
+def _is_basic_item(k: Any) -> bool:
+    return k is None or k is Ellipsis or isinstance(k, slice) or _is_int(k)
+
+
+def is_basic(key: Any) -> bool:
+    """True for a basic key (ints, slices, ``...``, ``None``): its result is a view."""
+    if isinstance(key, tuple):
+        return all(_is_basic_item(k) for k in key)
+    return _is_basic_item(key)
+
+
+def basic_view(x: Array, key: Any) -> Array:
+    """``x[key]`` for a basic key: a view sharing x's buffer (no kernel)."""
+    p = plan_key(x, key, x._phys_strides())
+    return Array._view(x, x._offset + p.offset, [s for s, _ in p.after], [t for _, t in p.after])
+
+
 def getitem(x: Array, key: Any) -> Array:
-    """``x[key]`` (a new array)."""
+    """``x[key]``: a view for a basic key (ints, slices, ``...``, ``None``), else a new array."""
+    if is_basic(key):
+        return basic_view(x, key)
     return x.device.ops.getitem(x, key)
 
 
@@ -285,8 +306,9 @@ def _value_operand(x: Array, value: Any) -> Any:
         if value.device is not x.device:
             raise ValueError(f"x[...] = value: value is on {value.device.uri}, x on {x.device.uri}; "
                              "move it with value.to_device(...)")
-        if value._buf is x._buf:
-            value = value.astype(value.dtype, copy=True)  # source overlaps the destination
+        if value._strides is None and value._base is x._base:
+            # the source overlaps the destination (a strided view is gathered into a copy)
+            value = value.astype(value.dtype, copy=True)
         return value
     if isinstance(value, (bool, int, float)):
         if isinstance(value, int) and not isinstance(value, bool):
@@ -308,8 +330,22 @@ def _value_operand(x: Array, value: Any) -> Any:
 
 
 def setitem(x: Array, key: Any, value: Any) -> None:
-    """``x[key] = value`` in place (value broadcast and cast to x's dtype)."""
-    x.device.ops.setitem(x, key, _value_operand(x, value))
+    """``x[key] = value`` in place (value broadcast and cast to x's dtype). On a view, only
+    the view's elements of its base change."""
+    v = _value_operand(x, value)
+    if x._strides is None:
+        x.device.ops.setitem(x, key, v)
+        return
+    if is_basic(key):  # a view of the view: one strided scatter into the base
+        y = basic_view(x, key)
+        if isinstance(v, Array):
+            check_value_shape(v, list(y.shape), key, x)
+        _write_view(y, v)
+        return
+    # advanced keys on a strided view: on a contiguous copy, then its elements written back
+    t = x._materialize()
+    x.device.ops.setitem(t, key, v)
+    _write_view(x, t)
 
 
 def check_value_shape(v: Array, shape: list[int], key: Any, x: Array) -> None:

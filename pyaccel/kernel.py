@@ -700,6 +700,13 @@ class Kernel:
         arg_devs = []
         seen: dict[int, Binding] = {}
         for b, a in zip(self.bindings, args, strict=True):
+            if b.writable and getattr(a, "_strides", None) is not None:
+                raise ValueError(
+                    f"Kernel {self.name!r}: argument {b.name!r} (binding {b.index}, {b.access}) is a "
+                    f"strided view (shape {a.shape}) into another array's buffer, which a kernel "
+                    "cannot write through; pass a plain array (pyaccel.asarray(v, copy=True)) and "
+                    "store it back with v[...] = out"
+                )
             buf = _as_buffer(a)
             if buf is not None:
                 if buf.freed:

@@ -5,9 +5,10 @@ The copies run on the device's op provider (``astype``, ``permute_dims``,
 indexing. On WebGPU devices each primitive is one strided *gather* (or *scatter*)
 kernel of the elementwise skeleton: the output is written in C order while the source
 is read through an offset and per-axis strides (0 for broadcast axes, negative for
-flipped ones), converting the dtype on the way when needed. ``reshape``,
-``expand_dims`` and ``squeeze`` share the input's buffer (C-contiguous data needs no
-copy) unless ``copy=True``. On ``cpu:0`` the primitives are NumPy.
+flipped ones), converting the dtype on the way when needed. ``permute_dims`` (and ``matrix_transpose``,
+``moveaxis``), ``expand_dims``, ``squeeze`` and ``reshape`` (where the new shape can be
+strided over the same elements; unless ``copy=True``) return views sharing the input's
+buffer (offset + strides; see :mod:`pyaccel.array`). On ``cpu:0`` the primitives are NumPy.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 from ._dispatch import register
 from ._shapes import broadcast_shapes as _bshapes
-from ._shapes import norm_shape, normalize_axes, normalize_axis, prod
+from ._shapes import contiguous_strides, norm_shape, normalize_axes, normalize_axis, prod
 from .array import Array, asarray
 from .dtypes import as_dtype
 from .placement import place_module
@@ -77,18 +78,58 @@ def reshape(x: Array, /, shape: Any, *, copy: bool | None = None) -> Array:
     if prod(shape) != x.size:
         raise ValueError(f"reshape: cannot reshape an array of size {x.size} (shape {x.shape}) into shape "
                          f"{shape} (size {prod(shape)}); the sizes must match")
+    shape = tuple(int(d) for d in shape)
     if copy:
         return reshape(astype(x, x.dtype, copy=True), shape, copy=False)
-    return Array._new(x._buf, tuple(int(d) for d in shape), x.dtype, x.device)
+    if x._strides is None:
+        return Array._new(x._base, shape, x.dtype, x.device)
+    st = _reshape_strides(x.shape, x._strides, shape)
+    if st is not None:
+        return Array._view(x, x._offset, shape, st)
+    if copy is False:
+        raise ValueError(f"reshape(copy=False): the view of shape {x.shape} (strides "
+                         f"{x._strides}) cannot be reshaped to {shape} without a copy; pass copy=None")
+    return Array._new(x._buf, shape, x.dtype, x.device)
+
+
+def _reshape_strides(shape: tuple[int, ...], strides: tuple[int, ...],
+                     new: tuple[int, ...]) -> tuple[int, ...] | None:
+    """Strides that give ``new`` over the same elements without a copy, or None (NumPy's
+    rule: each group of old axes merged into new ones must be contiguous)."""
+    if prod(shape) == 0:
+        return contiguous_strides(new)
+    old = [(d, t) for d, t in zip(shape, strides, strict=True) if d != 1]
+    od = [d for d, _ in old]
+    ot = [t for _, t in old]
+    ns = [0] * len(new)
+    oi, oj, ni, nj = 0, 1, 0, 1
+    while ni < len(new) and oi < len(od):
+        np_, op = new[ni], od[oi]
+        while np_ != op:
+            if np_ < op:
+                np_ *= new[nj]
+                nj += 1
+            else:
+                op *= od[oj]
+                oj += 1
+        for ok in range(oi, oj - 1):
+            if ot[ok] != od[ok + 1] * ot[ok + 1]:
+                return None
+        ns[nj - 1] = ot[oj - 1]
+        for nk in range(nj - 1, ni, -1):
+            ns[nk - 1] = ns[nk] * new[nk]
+        ni, nj, oi, oj = nj, nj + 1, oj, oj + 1
+    return tuple(ns)
 
 
 def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
-    """Permute the axes of ``x`` (a copy)."""
+    """Permute the axes of ``x`` (a view sharing x's buffer)."""
     _check_array(x, "permute_dims")
     axes = tuple(normalize_axis(a, x.ndim, "permute_dims axes") for a in axes)
     if sorted(axes) != list(range(x.ndim)):
         raise ValueError(f"permute_dims: axes {axes} is not a permutation of 0..{x.ndim - 1}")
-    return x.device.ops.permute_dims(x, axes)
+    st = x._phys_strides()
+    return Array._view(x, x._offset, [x.shape[a] for a in axes], [st[a] for a in axes])
 
 
 def matrix_transpose(x: Array, /) -> Array:
@@ -125,9 +166,11 @@ def expand_dims(x: Array, /, axis: Any = 0) -> Array:
     if len(set(pos)) != len(pos):
         raise ValueError(f"expand_dims: axis {axis!r} repeats a position")
     shape = list(x.shape)
+    st = list(x._phys_strides())
     for p in pos:
         shape.insert(p, 1)
-    return Array._new(x._buf, tuple(shape), x.dtype, x.device)
+        st.insert(p, 0)
+    return Array._view(x, x._offset, shape, st)
 
 
 def squeeze(x: Array, /, axis: Any) -> Array:
@@ -139,7 +182,8 @@ def squeeze(x: Array, /, axis: Any) -> Array:
             raise ValueError(f"squeeze: axis {a} has size {x.shape[a]} (shape {x.shape}); only size-1 "
                              "axes can be removed")
     shape = tuple(d for j, d in enumerate(x.shape) if j not in axes)
-    return Array._new(x._buf, shape, x.dtype, x.device)
+    st = tuple(t for j, t in enumerate(x._phys_strides()) if j not in axes)
+    return Array._view(x, x._offset, shape, st)
 
 
 def broadcast_to(x: Array, /, shape: Any) -> Array:

@@ -89,6 +89,10 @@ def as_gpu_buffer(x: Array) -> Any:
         raise TypeError(f"as_gpu_buffer(x): x must be a pyaccel.Array, got {type(x).__name__}; "
                         "make one with pyaccel.asarray(obj, device='webgpu')")
     dev = _browser_device(x.device, "as_gpu_buffer")
+    if x._strides is not None:
+        raise ValueError("as_gpu_buffer(x): x is a strided view into another array's buffer "
+                         "(offset / strides); pass pyaccel.asarray(x, copy=True) to get an array "
+                         "of its own")
     handle = x._buf.handle  # BufferFreedError once freed
     dev.impl.flush()  # commands the caller submits next come after pyaccel's work on x
     return dev.impl.js_buffer(handle)

@@ -107,9 +107,10 @@ def as_wgpu_buffer(x: Array) -> Any:
         raise TypeError(f"as_wgpu_buffer(x): x must be a pyaccel.Array, got {type(x).__name__}")
     dev = x.device
     _facade(dev, "as_wgpu_buffer")
-    if getattr(x, "_offset", 0):
-        raise ValueError("as_wgpu_buffer(x): x is a view at a byte offset into another array's "
-                         "buffer; pass pyaccel.asarray(x, copy=True) to get an array of its own")
+    if x._strides is not None:
+        raise ValueError("as_wgpu_buffer(x): x is a strided view into another array's buffer "
+                         "(offset / strides); pass pyaccel.asarray(x, copy=True) to get an array "
+                         "of its own")
     buf = x._buf
     h = buf.handle  # BufferFreedError after free()
     _export(buf)

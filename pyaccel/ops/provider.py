@@ -115,6 +115,16 @@ class OpProvider(LinalgProvider, FFTProvider, Protocol):
     def flip(self, x: Array, axes: Sequence[int]) -> Array: ...
     def diagonal(self, x: Array, offset: int) -> Array: ...
 
+    # -- the two strided primitives of views (offsets and strides in elements of x / dst,
+    # which are C-contiguous; the base buffers of views): gather copies the strided
+    # elements into a new C-contiguous array, scatter writes them in place
+    def gather(self, x: Array, shape: Sequence[int], offset: int, strides: Sequence[int],
+               dtype: DType | None = None) -> Array:
+        """New C-contiguous ``out[idx] = x.flat[offset + sum(idx * strides)]`` (cast to dtype)."""
+    def scatter(self, dst: Array, shape: Sequence[int], dst_offset: int, dst_strides: Sequence[int],
+                src: Array | bool | int | float, src_strides: Sequence[int] | None = None) -> None:
+        """``dst.flat[dst_offset + sum(idx * dst_strides)] = src[idx]`` (src broadcast / scalar)."""
+
     # -- indexing (``key`` as the user wrote it; ``value`` an Array on the device or a scalar)
     def getitem(self, x: Array, key: Any) -> Array: ...
     def setitem(self, x: Array, key: Any, value: Any) -> None: ...

@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .._shapes import prod
 from ..array import Array
 from ..device import Device
 from ..dtypes import HOST_LAYOUT, DType, StorageLayout, as_dtype
@@ -23,11 +24,23 @@ from .numpy_linalg import NumpyLinalg
 
 
 def view(x: Array) -> Any:
-    """A NumPy view of a cpu array's buffer (shares memory)."""
+    """A NumPy view of a cpu array's buffer (shares memory; strided for a pyaccel view)."""
     np = x.device.ops.np
-    raw = x._buf.handle
-    n = x.size * x.dtype.itemsize
-    return raw[:n].view(np.dtype(x.dtype.name)).reshape(x.shape)
+    raw = x._base.handle
+    it = x.dtype.itemsize
+    if x._strides is None:
+        return raw[:x.size * it].view(np.dtype(x.dtype.name)).reshape(x.shape)
+    flat = raw[:(raw.nbytes // it) * it].view(np.dtype(x.dtype.name))
+    return np.lib.stride_tricks.as_strided(flat[x._offset:], shape=x.shape,
+                                           strides=tuple(t * it for t in x._strides))
+
+
+def _strided(np: Any, x: Array, shape: Sequence[int], offset: int, strides: Sequence[int]) -> Any:
+    """NumPy view of ``x.flat[offset + sum(idx * strides)]`` (x C-contiguous)."""
+    flat = view(x).reshape(-1)
+    it = flat.itemsize
+    return np.lib.stride_tricks.as_strided(flat[offset:], shape=tuple(shape),
+                                           strides=tuple(t * it for t in strides))
 
 
 def _acc(dt: DType) -> str:
@@ -221,6 +234,33 @@ class NumpyOps(NumpyLinalg, NumpyFFT):
 
     def permute_dims(self, x: Array, axes: Sequence[int]) -> Array:
         return self._wrap(self.np.asarray(view(x).transpose(axes)))
+
+    def gather(self, x: Array, shape: Sequence[int], offset: int, strides: Sequence[int],
+               dtype: DType | None = None) -> Array:
+        """New C-contiguous ``out[idx] = x.flat[offset + sum(idx * strides)]`` (x C-contiguous)."""
+        np = self.np
+        if not prod(shape):
+            return Array._empty(self.device, tuple(shape), dtype or x.dtype)
+        src = _strided(np, x, shape, offset, strides)
+        if dtype is not None and dtype is not x.dtype:
+            with np.errstate(all="ignore"):
+                src = src.astype(np.dtype(dtype.name))
+        return self._wrap(src, dtype or x.dtype)
+
+    def scatter(self, dst: Array, shape: Sequence[int], dst_offset: int, dst_strides: Sequence[int],
+                src: Array | bool | int | float, src_strides: Sequence[int] | None = None) -> None:
+        """``dst.flat[dst_offset + sum(idx * dst_strides)] = src[idx]`` (src broadcast / scalar)."""
+        np = self.np
+        if not prod(shape):
+            return
+        out = _strided(np, dst, shape, dst_offset, dst_strides)
+        if isinstance(src, Array):
+            v = (view(src) if src_strides is None
+                 else _strided(np, src, shape, 0, src_strides))
+        else:
+            v = src
+        with np.errstate(all="ignore"):
+            out[...] = v
 
     def broadcast_to(self, x: Array, shape: tuple[int, ...]) -> Array:
         return self._wrap(self.np.broadcast_to(view(x), shape))
