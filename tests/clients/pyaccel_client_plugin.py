@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import zlib
 from collections.abc import Iterator
 from typing import Any
@@ -55,7 +56,8 @@ def client_devices() -> list[str]:
     return [u.strip() for u in raw.split(",") if u.strip()]
 
 
-def _install_sklearn() -> None:
+def install_sklearn() -> None:
+    """Extend scikit-learn's namespace generators with pyaccel (idempotent)."""
     try:
         import sklearn.utils._array_api as aa
     except ImportError:
@@ -82,14 +84,22 @@ def _install_sklearn() -> None:
     aa.yield_namespaces = yield_namespaces
     aa.yield_namespace_device_dtype_combinations = yield_namespace_device_dtype_combinations
     aa._pyaccel_extended = True
+    # modules that bound the originals with `from ... import` before the plugin loaded (e.g.
+    # estimator_checks imported by another test module in the same session)
+    for name, mod in list(sys.modules.items()):
+        if not name.startswith("sklearn.") or mod is aa or mod is None:
+            continue
+        for attr, orig, new in (("yield_namespaces", orig_namespaces, yield_namespaces),
+                                ("yield_namespace_device_dtype_combinations", orig_combos,
+                                 yield_namespace_device_dtype_combinations)):
+            if getattr(mod, attr, None) is orig:
+                setattr(mod, attr, new)
 
 
-_install_sklearn()
+install_sklearn()
 
 
 def _scipy_conftest() -> Any | None:
-    import sys
-
     return sys.modules.get("scipy.conftest")
 
 
