@@ -55,5 +55,7 @@ def test_client_suites_ci(tmp_path: Path) -> None:
 
 
 @pytest.mark.clients_full
-def test_client_suites_full(tmp_path: Path) -> None:
+def test_client_suites_full(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    if "clients_full" not in (request.config.getoption("markexpr") or ""):
+        pytest.skip("the full client suites (~40 min) run with -m clients_full")
     _check("full", tmp_path, workers=2, scipy_gpu_sample=8)
