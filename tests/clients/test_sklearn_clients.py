@@ -93,10 +93,9 @@ def test_estimator_list_is_complete() -> None:
 
 # pyaccel's own known failures (strict: a fix turns them into XPASS, which fails), by estimator
 # and device kind; reported here, not hidden
-KNOWN = {
-    ("GridSearchCV", "gpu"): "x[numpy_int_array, ...] on GPU devices (issue 19 cause 6, indexing)",
-    ("RandomizedSearchCV", "gpu"): "x[numpy_int_array, ...] on GPU devices (issue 19 cause 6)",
-}
+# (GridSearchCV / RandomizedSearchCV on GPUs, x[numpy_int_array, ...], were the last ones: fixed
+# with the views work; every estimator passes on every device)
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 @pytest.mark.parametrize("dtype_name", ["float64", "float32"])
