@@ -128,17 +128,22 @@ def run(device, name: str, *args: np.ndarray) -> np.ndarray:
     return np.asarray(getattr(pyaccel, name)(*xs))
 
 
-def measure(device, name: str, n: int, seed: int = 0) -> list[tuple[str, float, tuple[float, ...]]]:
-    """(domain label, max ulp, worst input) per domain of ``name`` on ``device`` (one launch)."""
+def measure(device, name: str, n: int, seed: int = 0) -> list[tuple[str, float, tuple[float, ...], float]]:
+    """(domain label, max ulp, worst input, NumPy float32's max ulp) per domain of ``name`` on
+    ``device`` (one launch)."""
     rng = np.random.default_rng(seed)
     parts = inputs(rng, name, n)
     args = tuple(np.concatenate([p[k] for _, p in parts]) for k in range(len(parts[0][1])))
-    err = ulp_error(run(device, name, *args), reference(name, *args))
+    ref = reference(name, *args)
+    err = ulp_error(run(device, name, *args), ref)
+    with np.errstate(all="ignore"):
+        nerr = ulp_error(getattr(np, name)(*args), ref)  # NumPy's own float32 loop
     out = []
     for j, (label, _) in enumerate(parts):
         e = err[j * n: (j + 1) * n]
         k = int(np.argmax(e))
-        out.append((label, float(e[k]), tuple(float(a[j * n + k]) for a in args)))
+        out.append((label, float(e[k]), tuple(float(a[j * n + k]) for a in args),
+                    float(nerr[j * n: (j + 1) * n].max())))
     return out
 
 
@@ -151,12 +156,12 @@ def main(argv: list[str] | None = None) -> int:
     import pyaccel
 
     dev = pyaccel.device(a.device) if hasattr(pyaccel, "device") else a.device
-    print(f"| function | domain | max ulp ({a.device}) | worst input |")
-    print("|---|---|---|---|")
+    print(f"| function | domain | max ulp ({a.device}) | worst input | NumPy float32 |")
+    print("|---|---|---|---|---|")
     for name in a.name or NAMES:
-        for label, e, worst in measure(dev, name, a.n):
+        for label, e, worst, ne in measure(dev, name, a.n):
             w = ", ".join(f"{v:.9g}" for v in worst)
-            print(f"| {name} | {label} | {e:.3g} | {w} |", flush=True)
+            print(f"| {name} | {label} | {e:.3g} | {w} | {ne:.3g} |", flush=True)
     return 0
 
 
