@@ -165,6 +165,10 @@ fn f_log1p(x: T) -> T {
     // 1 + x in [sqrt(1/2), sqrt(2)): the polynomial on x itself (no rounding of 1 + x; GPU
     // compilers fold Goldberg's (1 + x) - 1 back to x)
     if (x > -0.29289322 && x < 0.41421357) { return f_log1p_poly(x); }
+    // x in [-1/2, 1 - sqrt(2)/2]: log(2 (1 + x)) - ln 2, and 1 + 2x is exact (Sterbenz)
+    if (x >= -0.5 && x < 0.0) {
+        return (f_log1p_poly(1.0 + 2.0 * x) - 0.693359375) + 2.1219444005469057e-4;
+    }
     let u = 1.0 + x;
     if (f_isinf(u) || x > 1.0e8) { return f_log(u); }
     // the rounding of 1 + x, c = x - (u - 1) (opaque 1: not folded to 0), as c / u
@@ -475,8 +479,10 @@ fn f_asinh(x: T) -> T {
     var r: T;
     if (a > 1.0e15) {
         r = f_log(a) + 0.69314718055994531;
-    } else if (a < 2.44e-4) {
-        r = a;
+    } else if (a < 0.5) {  // Cephes' asinhf polynomial
+        let z = a * a;
+        r = (((2.0122003309e-2 * z - 4.2699340972e-2) * z + 7.4847586088e-2) * z
+             - 1.6666288134e-1) * z * a + a;
     } else {
         r = f_log1p(a + a * a / (1.0 + sqrt(1.0 + a * a)));
     }
@@ -488,6 +494,10 @@ fn f_acosh(x: T) -> T {
     if (f_isinf(x)) { return x; }
     if (x > 1.0e15) { return f_log(x) + 0.69314718055994531; }
     let t = x - 1.0;
+    if (t < 0.5) {  // Cephes' acoshf polynomial in sqrt(x - 1)
+        return ((((1.7596881071e-3 * t - 7.5272886713e-3) * t + 2.6454905019e-2) * t
+                 - 1.1784741703e-1) * t + 1.4142135263) * sqrt(t);
+    }
     return f_log1p(t + sqrt(2.0 * t + t * t));
 }
 
@@ -495,6 +505,11 @@ fn f_atanh(x: T) -> T {
     let a = abs(x);
     if (f_isnan(x) || a > 1.0) { return f_nan(); }
     if (a == 1.0) { return f_copysign(f_inf(), x); }
+    if (a < 0.5) {  // Cephes' atanhf polynomial
+        let z = x * x;
+        return ((((1.81740078349e-1 * z + 8.24370301058e-2) * z + 1.46691431730e-1) * z
+                 + 1.99782164500e-1) * z + 3.33337300303e-1) * z * x + x;
+    }
     return f_copysign(0.5 * f_log1p(2.0 * a / (1.0 - a)), x);
 }
 
