@@ -161,7 +161,7 @@ fn f_log10(x: T) -> T {
 fn f_log1p(x: T) -> T {
     if (f_isnan(x) || x < -1.0) { return f_nan(); }
     if (x == -1.0) { return -f_inf(); }
-    if (f_isinf(x)) { return x; }
+    if (f_isinf(x) || x == 0.0) { return x; }  // log1p(-0) is -0
     // 1 + x in [sqrt(1/2), sqrt(2)): the polynomial on x itself (no rounding of 1 + x; GPU
     // compilers fold Goldberg's (1 + x) - 1 back to x)
     if (x > -0.29289322 && x < 0.41421357) { return f_log1p_poly(x); }
@@ -185,7 +185,7 @@ fn f_exp(x: T) -> T {
 }
 
 fn f_expm1(x: T) -> T {
-    if (f_isnan(x)) { return x; }
+    if (f_isnan(x) || x == 0.0) { return x; }  // expm1(-0) is -0
     if (x > 88.72284) { return f_inf(); }
     if (x < -17.0) { return -1.0; }  // e^x below half an ulp of 1
     if (abs(x) <= 0.34657359) { return f_expm1_poly(x); }
@@ -199,6 +199,7 @@ fn f_expm1(x: T) -> T {
 
 fn f_pow(x: T, y: T) -> T {
     if (y == 0.0 || x == 1.0) { return 1.0; }
+    if (y == 1.0) { return x; }
     if (f_isnan(x) || f_isnan(y)) { return f_nan(); }
     let ax = abs(x);
     if (f_isinf(y)) {
@@ -215,8 +216,15 @@ fn f_pow(x: T, y: T) -> T {
     } else if (f_isinf(x)) {
         r = select(f_inf(), 0.0, y < 0.0);
     } else {
-        r = exp2(y * log2(ax));
-        if (f_isnan(r)) { r = select(0.0, f_inf(), (ax > 1.0) == (y > 0.0)); }
+        let t = y * f_log2(ax);  // f_log2: subnormal x from the bits
+        if (f_isnan(t) || t >= 128.0) {
+            r = select(0.0, f_inf(), (ax > 1.0) == (y > 0.0));
+        } else if (t < -150.0) {
+            r = 0.0;
+        } else {  // 2^t = 2^k e^((t - k) ln 2), the tail exact
+            let k = round(t);
+            r = f_ldexp(1.0 + f_expm1_poly((t - k) * 0.69314718055994531), i32(k));
+        }
     }
     if (y_odd && f_signbit(x)) { r = -r; }
     return r;
@@ -440,6 +448,7 @@ fn f_sinh(x: T) -> T {
         let z = x * x;
         return ((2.03721912945e-4 * z + 8.33028376239e-3) * z + 1.66667160211e-1) * z * x + x;
     }
+    if (a > 89.41599) { return f_copysign(f_inf(), x); }  // past log(2 FLT_MAX)
     if (a > 88.0) {  // e^a / 2 without overflowing e^a
         let kr = f_exp_reduce(a);
         return f_copysign(f_ldexp(1.0 + f_expm1_poly(kr.y), i32(kr.x) - 1), x);
@@ -451,7 +460,7 @@ fn f_sinh(x: T) -> T {
 fn f_cosh(x: T) -> T {
     if (f_isnan(x)) { return x; }
     let a = abs(x);
-    if (f_isinf(a)) { return a; }
+    if (a > 89.41599) { return f_inf(); }  // past log(2 FLT_MAX), and inf
     if (a > 88.0) {
         let kr = f_exp_reduce(a);
         return f_ldexp(1.0 + f_expm1_poly(kr.y), i32(kr.x) - 1);
@@ -461,7 +470,7 @@ fn f_cosh(x: T) -> T {
 }
 
 fn f_tanh(x: T) -> T {
-    if (f_isnan(x)) { return x; }
+    if (f_isnan(x) || x == 0.0) { return x; }  // tanh(-0) is -0
     let a = abs(x);
     if (a > 9.5) { return f_copysign(1.0, x); }
     if (a < 0.625) {  // Cephes' tanhf polynomial
