@@ -353,14 +353,51 @@ fn f_logaddexp(x: T, y: T) -> T {
     return m + f_log1p(f_exp(-abs(x - y)));
 }
 
+// x = k pi/2 + r, |r| <= pi/4, for |x| <= 1e5 (k < 2^16): pi/2 in four 8-bit parts (each
+// k * part exact) and a float32 tail, subtracted in turn. Returns (k mod 4, r).
+fn f_trig_reduce(x: T) -> vec2<T> {
+    let k = round(x * 0.63661977236758134);
+    var r = x - k * 1.5703125;
+    r = r - k * 4.825592041015625e-4;
+    r = r - k * 1.2665987014770508e-6;
+    r = r - k * 9.89530235528946e-10;
+    r = r - k * 2.5633441515945189e-12;
+    return vec2<T>(T(i32(k) & 3), r);
+}
+
+// sin and cos of |r| <= pi/4 (Cephes' sinf / cosf polynomials)
+fn f_sin_poly(r: T) -> T {
+    let z = r * r;
+    return ((-1.9515295891e-4 * z + 8.3321608736e-3) * z - 1.6666654611e-1) * z * r + r;
+}
+fn f_cos_poly(r: T) -> T {
+    let z = r * r;
+    let hz = 0.5 * z;
+    let w = 1.0 - hz;  // with the rounding of 1 - z/2 added back (opaque 1: not folded)
+    let one = bitcast<T>(F_ONE_BITS);
+    return w + (((one - w) - hz) + ((2.443315711809948e-5 * z - 1.388731625493765e-3) * z
+                                    + 4.166664568298827e-2) * z * z);
+}
+
 fn f_sin(x: T) -> T {
     if (!f_isfinite(x)) { return f_nan(); }
-    return sin(x);
+    if (abs(x) > 1.0e5) { return sin(x); }
+    if (abs(x) < 1.0e-4) { return x; }  // sin(x) = x (-0 stays -0)
+    let kr = f_trig_reduce(x);
+    let q = i32(kr.x);
+    var v = select(f_sin_poly(kr.y), f_cos_poly(kr.y), (q & 1) == 1);
+    if (q >= 2) { v = -v; }
+    return v;
 }
 
 fn f_cos(x: T) -> T {
     if (!f_isfinite(x)) { return f_nan(); }
-    return cos(x);
+    if (abs(x) > 1.0e5) { return cos(x); }
+    let kr = f_trig_reduce(x);
+    let q = i32(kr.x);
+    var v = select(f_cos_poly(kr.y), f_sin_poly(kr.y), (q & 1) == 1);
+    if (q == 1 || q == 2) { v = -v; }
+    return v;
 }
 
 fn f_tan(x: T) -> T {
