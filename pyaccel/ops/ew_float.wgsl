@@ -6,6 +6,7 @@
 
 var<private> F_NAN_BITS: u32 = 0x7fc00000u;
 var<private> F_INF_BITS: u32 = 0x7f800000u;
+var<private> F_ONE_BITS: u32 = 0x3f800000u;
 
 fn f_nan() -> T { return bitcast<T>(F_NAN_BITS); }
 fn f_inf() -> T { return bitcast<T>(F_INF_BITS); }
@@ -72,67 +73,133 @@ fn f_sub_mant(x: T) -> T {
     return 0.0;  // not a subnormal
 }
 
+// -- float32 transcendentals within 2 ulp (docs/arrays.md): WGSL's built-in exp / log / atan
+// are several to 1e6 ulp off on lavapipe and in browsers. Cody-Waite range reduction with
+// split constants (hi parts with trailing zero bits, so a contracted or plain multiply is exact)
+// and short polynomials; no fma needed, no float64, no loops.
+
+// x * 2^k for v normal and any k (two exact steps; a subnormal result rounded from the bits,
+// since software GPUs flush subnormal arithmetic results to zero).
+fn f_ldexp(v: T, k: i32) -> T {
+    let b = bitcast<u32>(v);
+    let e = i32((b >> 23u) & 0xffu) - 127 + k;  // unbiased exponent of the result
+    if (e > 127) { return f_copysign(f_inf(), v); }
+    if (e >= -126) { return bitcast<T>((b & 0x807fffffu) | (u32(e + 127) << 23u)); }
+    let s = -126 - e;  // right shift of the 24-bit significand into a subnormal
+    if (s > 24) { return f_copysign(0.0, v); }
+    let m = (b & 0x007fffffu) | 0x00800000u;
+    let q = (m + (1u << u32(s - 1))) >> u32(s);  // nearest, ties up
+    return bitcast<T>((b & 0x80000000u) | q);
+}
+
+// expm1(r) for |r| <= 0.35 (Taylor to r^9: 4e-10 relative; the r^2 part is a small correction)
+fn f_expm1_poly(r: T) -> T {
+    let p = 0.5 + r * (1.6666667163e-1 + r * (4.1666667908e-2 + r * (8.3333337680e-3 + r * (
+        1.3888889225e-3 + r * (1.9841270114e-4 + r * (2.4801587642e-5 + r * 2.7557319e-6))))));
+    return r + r * r * p;
+}
+
+// k = round(x / ln 2), r = x - k ln 2 (ln 2 = 0.693359375 - 2.12194440e-4: hi has 10 bits)
+fn f_exp_reduce(x: T) -> vec2<T> {
+    let k = round(x * 1.4426950408889634);
+    return vec2<T>(k, (x - k * 0.693359375) - k * -2.1219444005469057e-4);
+}
+
+// log(1 + f) for f in [sqrt(1/2) - 1, sqrt(2) - 1] (Cephes' logf polynomial)
+fn f_log1p_poly(f: T) -> T {
+    let z = f * f;
+    var y = 7.0376836292e-2;
+    y = y * f - 1.1514610310e-1;
+    y = y * f + 1.1676998740e-1;
+    y = y * f - 1.2420140846e-1;
+    y = y * f + 1.4249322787e-1;
+    y = y * f - 1.6668057665e-1;
+    y = y * f + 2.0000714765e-1;
+    y = y * f - 2.4999993993e-1;
+    y = y * f + 3.3333331174e-1;
+    return f + (y * f * z - 0.5 * z);
+}
+
+// log(x) for finite x > 0 (subnormals from the bits): x = m 2^e, m in [sqrt(1/2), sqrt(2)),
+// log(m) from a polynomial in f = m - 1 (Cephes' logf coefficients). Returns (e, log(m)).
+fn f_log_parts(x: T) -> vec2<T> {
+    var b = bitcast<u32>(x);
+    var e0 = 0;
+    let sm = f_sub_mant(x);
+    if (sm > 0.0) { b = bitcast<u32>(sm); e0 = -149; }
+    var e = i32((b >> 23u) & 0xffu) - 126 + e0;
+    var m = bitcast<T>((b & 0x007fffffu) | 0x3f000000u);  // [0.5, 1)
+    if (m < 0.70710678) { m = m + m; e = e - 1; }
+    return vec2<T>(T(e), f_log1p_poly(m - 1.0));
+}
+
 fn f_log(x: T) -> T {
-    let m = f_sub_mant(x);
-    if (m < 0.0) { return f_nan(); }
-    if (m > 0.0) { return log(m) - 103.27892990343185; }  // log(m * 2^-149), 149 ln 2
     if (f_isnan(x) || x < 0.0) { return f_nan(); }
     if (x == 0.0) { return -f_inf(); }
     if (f_isinf(x)) { return x; }
-    return log(x);
+    let p = f_log_parts(x);
+    return p.x * 0.693359375 + (p.y + p.x * -2.1219444005469057e-4);
 }
 
 fn f_log2(x: T) -> T {
-    let m = f_sub_mant(x);
-    if (m < 0.0) { return f_nan(); }
-    if (m > 0.0) { return log2(m) - 149.0; }
     if (f_isnan(x) || x < 0.0) { return f_nan(); }
     if (x == 0.0) { return -f_inf(); }
     if (f_isinf(x)) { return x; }
-    return log2(x);
+    let p = f_log_parts(x);  // log2 e = 1.4375 + 5.1950409e-3 (hi: 5 bits)
+    return p.x + (p.y * 1.4375 + p.y * 5.1950408889634e-3);
 }
 
 fn f_log10(x: T) -> T {
-    return f_log2(x) * 0.30102999566398120;
+    if (f_isnan(x) || x < 0.0) { return f_nan(); }
+    if (x == 0.0) { return -f_inf(); }
+    if (f_isinf(x)) { return x; }
+    let p = f_log_parts(x);  // log10 2 and log10 e split (Cephes' L102A/B, L10EA/B)
+    return p.x * 3.0078125e-1 + (p.y * 4.3359375e-1 + (p.y * 7.0073190e-4
+                                                        + p.x * 2.48745663981195e-4));
 }
 
 fn f_log1p(x: T) -> T {
     if (f_isnan(x) || x < -1.0) { return f_nan(); }
     if (x == -1.0) { return -f_inf(); }
-    if (f_isinf(x)) { return x; }
+    if (f_isinf(x) || x == 0.0) { return x; }  // log1p(-0) is -0
+    // 1 + x in [sqrt(1/2), sqrt(2)): the polynomial on x itself (no rounding of 1 + x; GPU
+    // compilers fold Goldberg's (1 + x) - 1 back to x)
+    if (x > -0.29289322 && x < 0.41421357) { return f_log1p_poly(x); }
+    // x in [-1/2, 1 - sqrt(2)/2]: log(2 (1 + x)) - ln 2, and 1 + 2x is exact (Sterbenz)
+    if (x >= -0.5 && x < 0.0) {
+        return (f_log1p_poly(1.0 + 2.0 * x) - 0.693359375) + 2.1219444005469057e-4;
+    }
     let u = 1.0 + x;
-    if (u == 1.0) { return x; }
-    return log(u) * (x / (u - 1.0));
+    if (f_isinf(u) || x > 1.0e8) { return f_log(u); }
+    // the rounding of 1 + x, c = x - (u - 1) (opaque 1: not folded to 0), as c / u
+    let one = bitcast<T>(F_ONE_BITS);
+    return f_log(u) + (x - (u - one)) / u;
 }
 
 fn f_exp(x: T) -> T {
     if (f_isnan(x)) { return x; }
     if (x > 88.72284) { return f_inf(); }
     if (x < -103.97208) { return 0.0; }
-    return exp(x);
+    let kr = f_exp_reduce(x);
+    return f_ldexp(1.0 + f_expm1_poly(kr.y), i32(kr.x));
 }
 
 fn f_expm1(x: T) -> T {
-    if (f_isnan(x)) { return x; }
-    let a = abs(x);
-    if (a < 0.5) {
-        // Taylor series: |x|^11 / 11! < 2e-11 relative
-        var s = 1.0 + x / 10.0;
-        s = 1.0 + x / 9.0 * s;
-        s = 1.0 + x / 8.0 * s;
-        s = 1.0 + x / 7.0 * s;
-        s = 1.0 + x / 6.0 * s;
-        s = 1.0 + x / 5.0 * s;
-        s = 1.0 + x / 4.0 * s;
-        s = 1.0 + x / 3.0 * s;
-        s = 1.0 + x / 2.0 * s;
-        return x * s;
-    }
-    return f_exp(x) - 1.0;
+    if (f_isnan(x) || x == 0.0) { return x; }  // expm1(-0) is -0
+    if (x > 88.72284) { return f_inf(); }
+    if (x < -17.0) { return -1.0; }  // e^x below half an ulp of 1
+    if (abs(x) <= 0.34657359) { return f_expm1_poly(x); }
+    let kr = f_exp_reduce(x);
+    let k = i32(kr.x);
+    let em = f_expm1_poly(kr.y);
+    if (k > 24) { return f_ldexp(1.0 + em, k); }
+    let t = f_ldexp(1.0, -k);  // 2^-k: 1 - 2^-k is exact for k <= 24
+    return f_ldexp(em + (1.0 - t), k);
 }
 
 fn f_pow(x: T, y: T) -> T {
     if (y == 0.0 || x == 1.0) { return 1.0; }
+    if (y == 1.0) { return x; }
     if (f_isnan(x) || f_isnan(y)) { return f_nan(); }
     let ax = abs(x);
     if (f_isinf(y)) {
@@ -149,8 +216,15 @@ fn f_pow(x: T, y: T) -> T {
     } else if (f_isinf(x)) {
         r = select(f_inf(), 0.0, y < 0.0);
     } else {
-        r = exp2(y * log2(ax));
-        if (f_isnan(r)) { r = select(0.0, f_inf(), (ax > 1.0) == (y > 0.0)); }
+        let t = y * f_log2(ax);  // f_log2: subnormal x from the bits
+        if (f_isnan(t) || t >= 128.0) {
+            r = select(0.0, f_inf(), (ax > 1.0) == (y > 0.0));
+        } else if (t < -150.0) {
+            r = 0.0;
+        } else {  // 2^t = 2^k e^((t - k) ln 2), the tail exact
+            let k = round(t);
+            r = f_ldexp(1.0 + f_expm1_poly((t - k) * 0.69314718055994531), i32(k));
+        }
     }
     if (y_odd && f_signbit(x)) { r = -r; }
     return r;
@@ -279,14 +353,51 @@ fn f_logaddexp(x: T, y: T) -> T {
     return m + f_log1p(f_exp(-abs(x - y)));
 }
 
+// x = k pi/2 + r, |r| <= pi/4, for |x| <= 1e5 (k < 2^16): pi/2 in four 8-bit parts (each
+// k * part exact) and a float32 tail, subtracted in turn. Returns (k mod 4, r).
+fn f_trig_reduce(x: T) -> vec2<T> {
+    let k = round(x * 0.63661977236758134);
+    var r = x - k * 1.5703125;
+    r = r - k * 4.825592041015625e-4;
+    r = r - k * 1.2665987014770508e-6;
+    r = r - k * 9.89530235528946e-10;
+    r = r - k * 2.5633441515945189e-12;
+    return vec2<T>(T(i32(k) & 3), r);
+}
+
+// sin and cos of |r| <= pi/4 (Cephes' sinf / cosf polynomials)
+fn f_sin_poly(r: T) -> T {
+    let z = r * r;
+    return ((-1.9515295891e-4 * z + 8.3321608736e-3) * z - 1.6666654611e-1) * z * r + r;
+}
+fn f_cos_poly(r: T) -> T {
+    let z = r * r;
+    let hz = 0.5 * z;
+    let w = 1.0 - hz;  // with the rounding of 1 - z/2 added back (opaque 1: not folded)
+    let one = bitcast<T>(F_ONE_BITS);
+    return w + (((one - w) - hz) + ((2.443315711809948e-5 * z - 1.388731625493765e-3) * z
+                                    + 4.166664568298827e-2) * z * z);
+}
+
 fn f_sin(x: T) -> T {
     if (!f_isfinite(x)) { return f_nan(); }
-    return sin(x);
+    if (abs(x) > 1.0e5) { return sin(x); }
+    if (abs(x) < 1.0e-4) { return x; }  // sin(x) = x (-0 stays -0)
+    let kr = f_trig_reduce(x);
+    let q = i32(kr.x);
+    var v = select(f_sin_poly(kr.y), f_cos_poly(kr.y), (q & 1) == 1);
+    if (q >= 2) { v = -v; }
+    return v;
 }
 
 fn f_cos(x: T) -> T {
     if (!f_isfinite(x)) { return f_nan(); }
-    return cos(x);
+    if (abs(x) > 1.0e5) { return cos(x); }
+    let kr = f_trig_reduce(x);
+    let q = i32(kr.x);
+    var v = select(f_cos_poly(kr.y), f_sin_poly(kr.y), (q & 1) == 1);
+    if (q == 1 || q == 2) { v = -v; }
+    return v;
 }
 
 fn f_tan(x: T) -> T {
@@ -295,20 +406,52 @@ fn f_tan(x: T) -> T {
 }
 
 // asin / acos through atan2 (more accurate than llvmpipe's asin: 2e-4 absolute at 0.5).
+// asin(a) for 0 <= a <= 0.5 (Cephes' asinf polynomial)
+fn f_asin_small(a: T) -> T {
+    let z = a * a;
+    return ((((4.2163199048e-2 * z + 2.4181311049e-2) * z + 4.5470025998e-2) * z
+             + 7.4953002686e-2) * z + 1.6666752422e-1) * z * a + a;
+}
+
 fn f_asin(x: T) -> T {
     if (f_isnan(x) || abs(x) > 1.0) { return f_nan(); }
-    return f_atan2(x, sqrt((1.0 - x) * (1.0 + x)));
+    let a = abs(x);
+    if (a <= 0.5) { return f_copysign(f_asin_small(a), x); }
+    // pi/2 - 2 asin(sqrt((1 - a) / 2)); 1 - a is exact here
+    let r = 1.5707963705062866 + (-4.3711388286737929e-8 - 2.0 * f_asin_small(sqrt(0.5 * (1.0 - a))));
+    return f_copysign(r, x);
 }
 
 fn f_acos(x: T) -> T {
     if (f_isnan(x) || abs(x) > 1.0) { return f_nan(); }
-    return f_atan2(sqrt((1.0 - x) * (1.0 + x)), x);
+    if (x > 0.5) { return 2.0 * f_asin_small(sqrt(0.5 * (1.0 - x))); }
+    if (x < -0.5) {
+        return 3.1415927410125732 + (-8.7422776573475858e-8 - 2.0 * f_asin_small(sqrt(0.5 * (1.0 + x))));
+    }
+    return 1.5707963705062866 + (-4.3711388286737929e-8 - f_copysign(f_asin_small(abs(x)), x));
+}
+
+// atan(a) for a >= 0 as (hi, lo) of the octant offset plus the reduced argument's polynomial
+// (Cephes' atanf): 0, pi/4 or pi/2 with split constants.
+fn f_atan_pos(a: T) -> T {
+    var off_hi = 0.0;
+    var off_lo = 0.0;
+    var t = a;
+    if (a > 2.4142135623730950) {
+        off_hi = 1.5707963705062866; off_lo = -4.3711388286737929e-8; t = -1.0 / a;
+    } else if (a > 0.41421356237309503) {
+        off_hi = 0.78539818525314331; off_lo = -2.1855694143368964e-8; t = (a - 1.0) / (a + 1.0);
+    }
+    let z = t * t;
+    let p = (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z
+             - 3.33329491539e-1) * z * t;
+    return off_hi + (off_lo + (t + p));
 }
 
 fn f_atan(x: T) -> T {
     if (f_isnan(x) || x == 0.0) { return x; }  // atan(-0) is -0
     if (f_isinf(x)) { return f_copysign(1.5707963267948966, x); }
-    return atan(x);
+    return f_copysign(f_atan_pos(abs(x)), x);
 }
 
 fn f_atan2(y: T, x: T) -> T {
@@ -323,35 +466,57 @@ fn f_atan2(y: T, x: T) -> T {
         return f_copysign(select(0.0, pi, x < 0.0), y);
     }
     if (f_isinf(y) || x == 0.0) { return f_copysign(1.5707963267948966, y); }
-    return atan2(y, x);
+    let ay = abs(y);
+    let ax = abs(x);
+    var r: T;
+    if (ay <= ax) {
+        r = f_atan_pos(ay / ax);
+    } else {  // pi/2 - atan(ax / ay)
+        r = 1.5707963705062866 + (-4.3711388286737929e-8 - f_atan_pos(ax / ay));
+    }
+    if (x < 0.0) { r = 3.1415927410125732 + (-8.7422776573475858e-8 - r); }
+    return f_copysign(r, y);
 }
 
 fn f_sinh(x: T) -> T {
     if (!f_isfinite(x)) { return x; }
     let a = abs(x);
-    if (a < 0.5) {
-        let x2 = x * x;
-        return x * (1.0 + x2 / 6.0 * (1.0 + x2 / 20.0 * (1.0 + x2 / 42.0 * (1.0 + x2 / 72.0))));
+    if (a < 1.0) {  // Cephes' sinhf polynomial
+        let z = x * x;
+        return ((2.03721912945e-4 * z + 8.33028376239e-3) * z + 1.66667160211e-1) * z * x + x;
     }
-    if (a > 20.0) { return f_copysign(f_exp(a - 0.69314718055994531), x); }
-    let e = exp(a);
-    return f_copysign(0.5 * (e - 1.0 / e), x);
+    if (a > 89.41599) { return f_copysign(f_inf(), x); }  // past log(2 FLT_MAX)
+    if (a > 88.0) {  // e^a / 2 without overflowing e^a
+        let kr = f_exp_reduce(a);
+        return f_copysign(f_ldexp(1.0 + f_expm1_poly(kr.y), i32(kr.x) - 1), x);
+    }
+    let e = f_expm1(a);
+    return f_copysign(0.5 * (e + e / (e + 1.0)), x);
 }
 
 fn f_cosh(x: T) -> T {
     if (f_isnan(x)) { return x; }
     let a = abs(x);
-    if (a > 20.0) { return f_exp(a - 0.69314718055994531); }
-    let e = exp(a);
-    return 0.5 * (e + 1.0 / e);
+    if (a > 89.41599) { return f_inf(); }  // past log(2 FLT_MAX), and inf
+    if (a > 88.0) {
+        let kr = f_exp_reduce(a);
+        return f_ldexp(1.0 + f_expm1_poly(kr.y), i32(kr.x) - 1);
+    }
+    let e = f_exp(a);
+    return 0.5 * e + 0.5 / e;
 }
 
 fn f_tanh(x: T) -> T {
-    if (f_isnan(x)) { return x; }
+    if (f_isnan(x) || x == 0.0) { return x; }  // tanh(-0) is -0
     let a = abs(x);
     if (a > 9.5) { return f_copysign(1.0, x); }
+    if (a < 0.625) {  // Cephes' tanhf polynomial
+        let z = x * x;
+        return ((((-5.70498872745e-3 * z + 2.06390887954e-2) * z - 5.37397155531e-2) * z
+                 + 1.33314422036e-1) * z - 3.33332819422e-1) * z * x + x;
+    }
     let e = f_expm1(2.0 * a);
-    return f_copysign(e / (e + 2.0), x);
+    return f_copysign(1.0 - 2.0 / (e + 2.0), x);
 }
 
 fn f_asinh(x: T) -> T {
@@ -359,7 +524,11 @@ fn f_asinh(x: T) -> T {
     let a = abs(x);
     var r: T;
     if (a > 1.0e15) {
-        r = log(a) + 0.69314718055994531;
+        r = f_log(a) + 0.69314718055994531;
+    } else if (a < 0.5) {  // Cephes' asinhf polynomial
+        let z = a * a;
+        r = (((2.0122003309e-2 * z - 4.2699340972e-2) * z + 7.4847586088e-2) * z
+             - 1.6666288134e-1) * z * a + a;
     } else {
         r = f_log1p(a + a * a / (1.0 + sqrt(1.0 + a * a)));
     }
@@ -369,8 +538,12 @@ fn f_asinh(x: T) -> T {
 fn f_acosh(x: T) -> T {
     if (f_isnan(x) || x < 1.0) { return f_nan(); }
     if (f_isinf(x)) { return x; }
-    if (x > 1.0e15) { return log(x) + 0.69314718055994531; }
+    if (x > 1.0e15) { return f_log(x) + 0.69314718055994531; }
     let t = x - 1.0;
+    if (t < 0.5) {  // Cephes' acoshf polynomial in sqrt(x - 1)
+        return ((((1.7596881071e-3 * t - 7.5272886713e-3) * t + 2.6454905019e-2) * t
+                 - 1.1784741703e-1) * t + 1.4142135263) * sqrt(t);
+    }
     return f_log1p(t + sqrt(2.0 * t + t * t));
 }
 
@@ -378,6 +551,11 @@ fn f_atanh(x: T) -> T {
     let a = abs(x);
     if (f_isnan(x) || a > 1.0) { return f_nan(); }
     if (a == 1.0) { return f_copysign(f_inf(), x); }
+    if (a < 0.5) {  // Cephes' atanhf polynomial
+        let z = x * x;
+        return ((((1.81740078349e-1 * z + 8.24370301058e-2) * z + 1.46691431730e-1) * z
+                 + 1.99782164500e-1) * z + 3.33337300303e-1) * z * x + x;
+    }
     return f_copysign(0.5 * f_log1p(2.0 * a / (1.0 - a)), x);
 }
 
