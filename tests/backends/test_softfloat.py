@@ -320,7 +320,8 @@ def test_transcendental_ulp(gpu_device, rng, name):
     assert not special.any(), f"{name}: special values differ:\n" + "\n".join(
         f"  {[a[i] for a in args]}: got {got[i]!r}, NumPy {want[i]!r}"
         for i in np.flatnonzero(special)[:8])
-    err = ulp_error(got, want)
+    err = (_arbitrated_ulp(name, args[0], got, want, ULP_BOUND[name]) if len(args) == 1
+           else ulp_error(got, want))
     assert err.max() <= ULP_BOUND[name], (
         f"{name}: {err.max()} ulp at {[a[np.argmax(err)] for a in args]}: "
         f"got {got[np.argmax(err)]!r}, NumPy {want[np.argmax(err)]!r}")
@@ -398,6 +399,56 @@ NEAR_ONE = {
 }
 
 
+# Correctly rounded references (60-digit decimal arithmetic) for the functions whose NumPy value
+# depends on the host: NumPy calls the C library, and glibc picks per CPU (FMA or not) variants
+# of log that round differently; on an AMD EPYC host with FMA, NumPy's acosh / asinh / atanh are
+# 2 ulp from the correctly rounded value at inputs where pyaccel's is exact. Where pyaccel and
+# NumPy differ by more than the bound, the exact value decides.
+def _decimal_ref(name: str, v: float) -> float | None:
+    from decimal import Decimal, localcontext
+
+    if not np.isfinite(v):
+        return None
+    with localcontext() as ctx:
+        ctx.prec = 60
+        x = Decimal(float(v))
+        one = Decimal(1)
+        try:
+            if name == "asinh":
+                a = abs(x)
+                r = (a + (a * a + one).sqrt()).ln()
+                r = -r if v < 0 else r
+            elif name == "acosh":
+                r = (x + (x * x - one).sqrt()).ln()
+            elif name == "atanh":
+                r = ((one + x) / (one - x)).ln() / 2
+            else:
+                return None
+        except ArithmeticError:
+            return None
+        return float(r)
+
+
+def _arbitrated_ulp(name: str, x: np.ndarray, got: np.ndarray, want: np.ndarray, bound: int) -> np.ndarray:
+    """ulp error against NumPy, where it exceeds ``bound`` against the correctly rounded value."""
+    err = ulp_error(got, want).astype(np.float64)
+    for i in np.flatnonzero(err > bound):
+        exact = _decimal_ref(name, float(x[i]))
+        if exact is not None:
+            err[i] = ulp_error(np.array([got[i]]), np.array([exact]))[0]
+    return err
+
+
+def test_decimal_reference_is_exact_where_numpy_is_not() -> None:
+    # the inputs of the AMD host where NumPy's acosh / asinh were 2 ulp off (pyaccel's exact)
+    assert _decimal_ref("acosh", 1.1040881975927985) == 0.45239579170645583
+    assert _decimal_ref("asinh", -1.152140027278116) == -0.9849696504856422
+    assert ulp_error(np.array([_decimal_ref("atanh", 0.5)]), np.array([np.arctanh(0.5)]))[0] <= 1
+    got = np.array([0.4523957917064557])  # 2 ulp from the exact value: still caught
+    assert _arbitrated_ulp("acosh", np.array([1.1040881975927985]), got, got, 1)[0] == 0
+    assert _arbitrated_ulp("acosh", np.array([1.1040881975927985]), got, np.array([0.45239579170645583]), 1)[0] == 2
+
+
 @pytest.mark.parametrize("name", sorted(NEAR_ONE))
 def test_acosh_asinh_atanh_near_one(gpu_device, name):
     """acosh / asinh / atanh within 1 ulp of NumPy at the inputs the fdlibm formulas missed by 2 ulp,
@@ -405,7 +456,7 @@ def test_acosh_asinh_atanh_near_one(gpu_device, name):
     x = np.array(NEAR_ONE[name], dtype=np.float64)
     got = run_f64(gpu_device, f"f64_{name}(a0)", [x])
     want = getattr(np, name)(x)
-    err = ulp_error(got, want)
+    err = _arbitrated_ulp(name, x, got, want, 1)
     assert err.max() <= 1, [(float(a), float(g), float(w)) for a, g, w, e in zip(x, got, want, err, strict=True)
                            if e > 1]
     assert (np.signbit(got) == np.signbit(want)).all()
