@@ -30,7 +30,7 @@
 //  * `lu_sub`: aug[r, k0 + nb + c] -= y[r, c] (y = mcol @ xrow, zero in the block's rows).
 // After the last block the B part holds A^-1 B. A zero pivot gives inf / NaN in the result
 // (and piv records it: the caller's singularity check). Loops per invocation: lu_panel
-// nb (2 n / WG + log2 WG + n nb / WG), lu_swap n + nb, lu_trsm nb^2, chol_panel 2 nb^2;
+// nb (WG + n (nb + 1) / WG + 2), lu_swap n + nb, lu_trsm nb^2, chol_panel 2 nb^2;
 // linalg_wgsl.py keeps n within the loop cap.
 
 override WG: u32 = 64u;
@@ -57,6 +57,7 @@ struct Params {
 var<workgroup> d: array<f32, 1024>;  // NB x NB
 var<workgroup> dsq: array<f32, NB>;
 var<workgroup> dg0: array<f32, NB>;
+var<workgroup> prow: array<f32, NB>;
 var<workgroup> best_v: array<f32, 256>;  // WG <= 256
 var<workgroup> best_i: array<u32, 256>;
 
@@ -170,7 +171,8 @@ fn chol_sub(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
 }
 
 // -- Gauss-Jordan ----------------------------------------------------------------------------
-// bindings: a = aug, o1 = s, o2 = perm, o3 = piv
+// bindings: a = aug, o1 = s, o2 = perm, o3 = piv. Thread lid owns the rows r = lid (mod WG)
+// of the panel: it searches, scales and updates only those, so a step needs three barriers.
 @compute @workgroup_size(WG)
 fn lu_panel(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
             @builtin(local_invocation_index) lid: u32) {
@@ -182,63 +184,63 @@ fn lu_panel(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     let nb = P.nb;
     let m = n - k0;
     let sb = b * n * NB;
-    for (var e = lid; e < m * nb; e += WG) {
-        let r = e / nb;
-        let c = e - r * nb;
-        o1[sb + r * NB + c] = a[b * n * W + (k0 + r) * W + k0 + c];
+    for (var r = lid; r < m; r += WG) {
+        for (var c = 0u; c < nb; c++) { o1[sb + r * NB + c] = a[b * n * W + (k0 + r) * W + k0 + c]; }
     }
-    storageBarrier();
-    workgroupBarrier();
     for (var j = 0u; j < nb; j++) {
+        // 1. the largest |s[r, j]| over r >= j (the first on ties; NaN never wins)
         var bv = -1.0;
         var bi = j;
-        for (var r = j + lid; r < m; r += WG) {
+        let r0 = j + ((lid + WG - j % WG) % WG);  // this thread's first row >= j
+        for (var r = r0; r < m; r += WG) {
             let v = abs(f32(o1[sb + r * NB + j]));
             if (v > bv) { bv = v; bi = r; }
         }
         best_v[lid] = bv;
         best_i[lid] = bi;
         workgroupBarrier();
-        for (var s = WG / 2u; s > 0u; s = s / 2u) {
-            if (lid < s) {
-                let ov = best_v[lid + s];
-                let oi = best_i[lid + s];
-                if (ov > best_v[lid] || (ov == best_v[lid] && oi < best_i[lid])) {
-                    best_v[lid] = ov;
-                    best_i[lid] = oi;
-                }
+        if (lid == 0u) {
+            var v0 = best_v[0];
+            var i0 = best_i[0];
+            for (var t = 1u; t < WG; t++) {
+                let ov = best_v[t];
+                let oi = best_i[t];
+                if (ov > v0 || (ov == v0 && oi < i0)) { v0 = ov; i0 = oi; }
             }
-            workgroupBarrier();
-        }
-        let p = best_i[0];
-        workgroupBarrier();
-        if (p != j) {
-            for (var c = lid; c < nb; c += WG) {
-                let t = o1[sb + j * NB + c];
-                o1[sb + j * NB + c] = o1[sb + p * NB + c];
-                o1[sb + p * NB + c] = t;
-            }
+            best_i[0] = i0;
         }
         storageBarrier();
         workgroupBarrier();
-        let pv = o1[sb + j * NB + j];
+        // 2. swap rows j and p; the pivot row to workgroup memory
+        let p = best_i[0];
+        for (var c = lid; c < nb; c += WG) {
+            let rj = o1[sb + j * NB + c];
+            let rp = o1[sb + p * NB + c];
+            if (p != j) {
+                o1[sb + j * NB + c] = rp;
+                o1[sb + p * NB + c] = rj;
+            }
+            prow[c] = f32(rp);
+        }
+        storageBarrier();
+        workgroupBarrier();
+        let pv = prow[j];
         if (lid == 0u) {
             o2[b * n + k0 + j] = T(f32(k0 + p));
-            o3[b * n + k0 + j] = pv;
+            o3[b * n + k0 + j] = T(pv);
         }
-        var inv = T(0.0);
-        if (pv != T(0.0)) { inv = T(1.0) / pv; }
-        for (var r = j + 1u + lid; r < m; r += WG) { o1[sb + r * NB + j] = o1[sb + r * NB + j] * inv; }
-        storageBarrier();
-        workgroupBarrier();
-        let left = nb - j - 1u;
-        for (var e = lid; e < (m - j - 1u) * left; e += WG) {
-            let r = j + 1u + e / left;
-            let c = j + 1u + e % left;
-            o1[sb + r * NB + c] = o1[sb + r * NB + c] - o1[sb + r * NB + j] * o1[sb + j * NB + c];
+        var inv = 0.0;
+        if (pv != 0.0) { inv = 1.0 / pv; }
+        // 3. own rows below j: multiplier, then the rest of the row
+        let r1 = j + 1u + ((lid + WG - (j + 1u) % WG) % WG);
+        for (var r = r1; r < m; r += WG) {
+            let l = f32(o1[sb + r * NB + j]) * inv;
+            o1[sb + r * NB + j] = T(l);
+            for (var c = j + 1u; c < nb; c++) {
+                o1[sb + r * NB + c] = T(f32(o1[sb + r * NB + c]) - l * prow[c]);
+            }
         }
-        storageBarrier();
-        workgroupBarrier();
+        workgroupBarrier();  // prow and best_i are rewritten by the next step
     }
 }
 
