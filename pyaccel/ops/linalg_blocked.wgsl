@@ -30,7 +30,7 @@
 //  * `lu_sub`: aug[r, k0 + nb + c] -= y[r, c] (y = mcol @ xrow, zero in the block's rows).
 // After the last block the B part holds A^-1 B. A zero pivot gives inf / NaN in the result
 // (and piv records it: the caller's singularity check). Loops per invocation: lu_panel
-// nb (WG + n (nb + 1) / WG + 2), lu_swap n + nb, lu_trsm nb^2, chol_panel 2 nb^2;
+// (n / WG) nb (nb / 2 + 2) + nb (WG + 4 nb), lu_swap n + nb, lu_trsm nb^2, chol_panel n + 2 nb^2;
 // linalg_wgsl.py keeps n within the loop cap.
 
 override WG: u32 = 64u;
@@ -58,6 +58,7 @@ var<workgroup> d: array<f32, 1024>;  // NB x NB
 var<workgroup> dsq: array<f32, NB>;
 var<workgroup> dg0: array<f32, NB>;
 var<workgroup> prow: array<f32, NB>;
+var<workgroup> jrow: array<f32, NB>;
 var<workgroup> best_v: array<f32, 256>;  // WG <= 256
 var<workgroup> best_i: array<u32, 256>;
 
@@ -171,8 +172,13 @@ fn chol_sub(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
 }
 
 // -- Gauss-Jordan ----------------------------------------------------------------------------
-// bindings: a = aug, o1 = s, o2 = perm, o3 = piv. Thread lid owns the rows r = lid (mod WG)
-// of the panel: it searches, scales and updates only those, so a step needs three barriers.
+// bindings: a = aug, o1 = s, o2 = perm, o3 = piv. Thread lid owns the rows r = lid + q WG of
+// the panel (q = 0, 1, ...) and keeps the first RP of them in private memory (the rest in s):
+// it searches, scales and updates only those; the pivot row and row j pass through workgroup
+// memory, so a step needs three barriers and no thread reads another's rows. Only rows < nb
+// (the L11 \ U11 block, for lu_trsm) are written back to s.
+const RP: u32 = 8u;
+
 @compute @workgroup_size(WG)
 fn lu_panel(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
             @builtin(local_invocation_index) lid: u32) {
@@ -184,17 +190,27 @@ fn lu_panel(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     let nb = P.nb;
     let m = n - k0;
     let sb = b * n * NB;
-    for (var r = lid; r < m; r += WG) {
-        for (var c = 0u; c < nb; c++) { o1[sb + r * NB + c] = a[b * n * W + (k0 + r) * W + k0 + c]; }
+    let ab = b * n * W + k0 * W + k0;
+    var pr: array<f32, 256>;  // RP x NB
+    for (var q = 0u; q * WG + lid < m; q++) {
+        let r = q * WG + lid;
+        for (var c = 0u; c < nb; c++) {
+            let v = f32(a[ab + r * W + c]);
+            if (q < RP) { pr[q * NB + c] = v; } else { o1[sb + r * NB + c] = T(v); }
+        }
     }
     for (var j = 0u; j < nb; j++) {
         // 1. the largest |s[r, j]| over r >= j (the first on ties; NaN never wins)
         var bv = -1.0;
         var bi = j;
-        let r0 = j + ((lid + WG - j % WG) % WG);  // this thread's first row >= j
-        for (var r = r0; r < m; r += WG) {
-            let v = abs(f32(o1[sb + r * NB + j]));
-            if (v > bv) { bv = v; bi = r; }
+        for (var q = 0u; q * WG + lid < m; q++) {
+            let r = q * WG + lid;
+            if (r >= j) {
+                var v = 0.0;
+                if (q < RP) { v = pr[q * NB + j]; } else { v = f32(o1[sb + r * NB + j]); }
+                v = abs(v);
+                if (v > bv) { bv = v; bi = r; }
+            }
         }
         best_v[lid] = bv;
         best_i[lid] = bi;
@@ -209,21 +225,32 @@ fn lu_panel(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
             }
             best_i[0] = i0;
         }
-        storageBarrier();
         workgroupBarrier();
-        // 2. swap rows j and p; the pivot row to workgroup memory
+        // 2. rows p (the pivot row) and j to workgroup memory, then swapped by their owners
         let p = best_i[0];
-        for (var c = lid; c < nb; c += WG) {
-            let rj = o1[sb + j * NB + c];
-            let rp = o1[sb + p * NB + c];
-            if (p != j) {
-                o1[sb + j * NB + c] = rp;
-                o1[sb + p * NB + c] = rj;
+        let qp = p / WG;
+        let qj = j / WG;
+        if (lid == p % WG) {
+            for (var c = 0u; c < nb; c++) {
+                if (qp < RP) { prow[c] = pr[qp * NB + c]; } else { prow[c] = f32(o1[sb + p * NB + c]); }
             }
-            prow[c] = f32(rp);
         }
-        storageBarrier();
+        if (lid == j % WG) {
+            for (var c = 0u; c < nb; c++) {
+                if (qj < RP) { jrow[c] = pr[qj * NB + c]; } else { jrow[c] = f32(o1[sb + j * NB + c]); }
+            }
+        }
         workgroupBarrier();
+        if (p != j && lid == p % WG) {
+            for (var c = 0u; c < nb; c++) {
+                if (qp < RP) { pr[qp * NB + c] = jrow[c]; } else { o1[sb + p * NB + c] = T(jrow[c]); }
+            }
+        }
+        if (lid == j % WG) {
+            for (var c = 0u; c < nb; c++) {
+                if (qj < RP) { pr[qj * NB + c] = prow[c]; } else { o1[sb + j * NB + c] = T(prow[c]); }
+            }
+        }
         let pv = prow[j];
         if (lid == 0u) {
             o2[b * n + k0 + j] = T(f32(k0 + p));
@@ -232,15 +259,26 @@ fn lu_panel(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
         var inv = 0.0;
         if (pv != 0.0) { inv = 1.0 / pv; }
         // 3. own rows below j: multiplier, then the rest of the row
-        let r1 = j + 1u + ((lid + WG - (j + 1u) % WG) % WG);
-        for (var r = r1; r < m; r += WG) {
-            let l = f32(o1[sb + r * NB + j]) * inv;
-            o1[sb + r * NB + j] = T(l);
-            for (var c = j + 1u; c < nb; c++) {
-                o1[sb + r * NB + c] = T(f32(o1[sb + r * NB + c]) - l * prow[c]);
+        for (var q = 0u; q * WG + lid < m; q++) {
+            let r = q * WG + lid;
+            if (r > j) {
+                if (q < RP) {
+                    let l = pr[q * NB + j] * inv;
+                    pr[q * NB + j] = l;
+                    for (var c = j + 1u; c < nb; c++) { pr[q * NB + c] = pr[q * NB + c] - l * prow[c]; }
+                } else {
+                    let l = f32(o1[sb + r * NB + j]) * inv;
+                    o1[sb + r * NB + j] = T(l);
+                    for (var c = j + 1u; c < nb; c++) {
+                        o1[sb + r * NB + c] = T(f32(o1[sb + r * NB + c]) - l * prow[c]);
+                    }
+                }
             }
         }
-        workgroupBarrier();  // prow and best_i are rewritten by the next step
+        workgroupBarrier();  // prow, jrow and best_i are rewritten by the next step
+    }
+    if (lid < nb) {  // q = 0 (WG >= NB)
+        for (var c = 0u; c < nb; c++) { o1[sb + lid * NB + c] = T(pr[c]); }
     }
 }
 

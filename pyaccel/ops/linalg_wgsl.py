@@ -69,10 +69,11 @@ any n <= 256.)"""
 BLOCK = 32
 """Block size of the blocked Cholesky and Gauss-Jordan (``NB`` in ``linalg_blocked.wgsl``)."""
 
-BLOCKED_MAX_N = 8192
-"""Largest order the blocked Gauss-Jordan takes: its panel kernel loops about
-BLOCK * (BLOCK + 2) * n / 256 times per invocation (about 36,000 at this n, within
-``gpu_kernels.MAX_LOOP``); larger matrices (which hardly fit a binding) take the unblocked one."""
+BLOCKED_MAX_N = 4096
+"""Largest order the blocked Gauss-Jordan takes: its panel kernel (64 threads) loops about
+(n / 64) BLOCK (BLOCK / 2 + 2) + BLOCK (64 + 4 BLOCK) times per invocation (about 43,000 at
+n = 4,096, within ``gpu_kernels.MAX_LOOP``; 8,192 would pass it); larger matrices take the
+unblocked Gauss-Jordan."""
 
 _WG_PANEL = 64
 _EPS32 = 1.1920929e-07
@@ -194,8 +195,7 @@ class WgslLinalg:
                     nb = min(BLOCK, n - k0)
                     nc = W - k0 - nb
                     self._blk("lu_panel", [aug, s, perm, piv],
-                              pack("8I", n, W, k0, nb, batch, 0, nc, 0), grid_1d(dev, batch, 1),
-                              constants={"WG": 256})
+                              pack("8I", n, W, k0, nb, batch, 0, nc, 0), grid_1d(dev, batch, 1))
                     mcol = self._scratch((batch, n, nb), dt)
                     total = batch * (W - k0)
                     self._blk("lu_swap", [aug, None, perm, None, mcol],
