@@ -5,10 +5,14 @@ the other dtypes.
 Kernels (one ``.wgsl`` per family, launched through :func:`pyaccel.ops.gpu_kernels._dispatch`;
 every op holds the device lock across its whole multi-dispatch recording):
 
-* ``linalg_chol.wgsl`` — right-looking Cholesky, one dispatch per column (n dispatches);
-* ``linalg_lu.wgsl`` — Gauss-Jordan elimination with partial pivoting on [A | B] (an LU
-  factorization with LAPACK's pivot choice, fused with the solves): ``solve``, ``inv``,
-  and in Gaussian-elimination mode ``det`` / ``slogdet`` from the pivots (2n dispatches);
+* ``linalg_blocked.wgsl`` — blocked Cholesky and blocked Gauss-Jordan with partial pivoting
+  (``solve``, ``inv``) in blocks of :data:`BLOCK` columns: a panel kernel per block, the
+  trailing update as one ``matmul`` call and a subtraction (3 resp. 5 dispatches per block,
+  plus the matmul's);
+* ``linalg_lu.wgsl`` — unblocked Gauss-Jordan elimination with partial pivoting on [A | B]
+  (an LU factorization with LAPACK's pivot choice, fused with the solves): in
+  Gaussian-elimination mode ``det`` / ``slogdet`` from the pivots (2n dispatches), and
+  ``solve`` / ``inv`` past :data:`BLOCKED_MAX_N`;
 * ``linalg_qr.wgsl`` — Householder QR, LAPACK's sign conventions; Q accumulated backwards
   (3 min(m, n) dispatches);
 * ``linalg_jacobi.wgsl`` — cyclic Jacobi with the parallel round-robin ordering:
@@ -18,8 +22,8 @@ every op holds the device lock across its whole multi-dispatch recording):
   by a QR (which also completes it for ``full_matrices`` and covers zero singular values).
 
 A stack of matrices runs in the same dispatches (a workgroup per matrix, per (matrix,
-column) or per (matrix, column pair)). No invocation loops more than a few (n / 64)
-times, far below Mesa's loop cap (``gpu_kernels.MAX_LOOP``).
+column) or per (matrix, column pair)). No invocation loops more than Mesa's loop cap
+(``gpu_kernels.MAX_LOOP``) summed (see the loop counts in each ``.wgsl``).
 
 Host path (contract 3, :mod:`pyaccel.ops.host_path`): dtypes without kernels (see
 :data:`HOST_PATH`) read the input back, run the cpu device's ``linalg_*`` method
