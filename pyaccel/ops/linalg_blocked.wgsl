@@ -22,15 +22,15 @@
 //    and factors it (LU with partial pivoting, LAPACK's pivot choice: the largest |value|,
 //    the first on ties); records the pivot row of each step in perm (batch, n) and the
 //    pivot (U's diagonal) in piv (batch, n).
-//  * `lu_swap`, a thread per (matrix, column c >= k0): applies the nb interchanges to
+//  * `lu_swap_trsm`, a thread per (matrix, column c >= k0): applies the nb interchanges to
 //    aug's column c; a panel column is then copied to mcol (batch, n, nb) with the block's
-//    rows zeroed (the multipliers of every other row).
-//  * `lu_trsm`, a thread per (matrix, column c >= k0 + nb): aug[k0:k0+nb, c] = A11^-1 of
-//    it (unit-lower then upper triangular solves with s), also written to xrow (batch, nb, nc).
+//    rows zeroed (the multipliers of every other row); a column c >= k0 + nb gets
+//    aug[k0:k0+nb, c] = A11^-1 of it (unit-lower then upper triangular solves with s), also
+//    written to xrow (batch, nb, nc).
 //  * `lu_sub`: aug[r, k0 + nb + c] -= y[r, c] (y = mcol @ xrow, zero in the block's rows).
 // After the last block the B part holds A^-1 B. A zero pivot gives inf / NaN in the result
 // (and piv records it: the caller's singularity check). Loops per invocation: lu_panel
-// (n / WG) nb (nb / 2 + 2) + nb (WG + 4 nb), lu_swap n + nb, lu_trsm nb^2, chol_panel n + 2 nb^2;
+// (n / WG) nb (nb / 2 + 2) + nb (WG + 4 nb), lu_swap_trsm nb + max(n, nb^2), chol_panel n + 2 nb^2;
 // linalg_wgsl.py keeps n within the loop cap.
 
 override WG: u32 = 64u;
@@ -282,9 +282,11 @@ fn lu_panel(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     }
 }
 
-// bindings: a = aug, o2 = perm, o4 = mcol
+// bindings: a = aug, o1 = s, o2 = perm, o3 = xrow, o4 = mcol. A thread per (matrix, column
+// c >= k0): the block's interchanges on column c, then for a panel column its multipliers to
+// mcol, for a column right of the panel the block triangular solve (into aug and xrow).
 @compute @workgroup_size(WG)
-fn lu_swap(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn lu_swap_trsm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = gid.x + gid.y * (nwg.x * WG);
     if (t >= P.total) { return; }
     let n = P.n;
@@ -311,23 +313,10 @@ fn lu_swap(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
             if (r >= k0 && r < k0 + nb) { v = T(0.0); }
             o4[mb + r * nb] = v;
         }
+        return;
     }
-}
-
-// bindings: a = aug, o1 = s, o3 = xrow
-@compute @workgroup_size(WG)
-fn lu_trsm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let t = gid.x + gid.y * (nwg.x * WG);
-    if (t >= P.total) { return; }
-    let n = P.n;
-    let W = P.w;
-    let k0 = P.k0;
-    let nb = P.nb;
     let nc = P.m;
-    let b = t / nc;
-    let cc = t - b * nc;
-    let c = k0 + nb + cc;
-    let base = b * n * W + c;
+    let cc = c - k0 - nb;
     let sb = b * n * NB;
     var x: array<f32, NB>;
     for (var j = 0u; j < nb; j++) {

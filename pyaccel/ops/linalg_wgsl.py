@@ -7,7 +7,7 @@ every op holds the device lock across its whole multi-dispatch recording):
 
 * ``linalg_blocked.wgsl`` — blocked Cholesky and blocked Gauss-Jordan with partial pivoting
   (``solve``, ``inv``) in blocks of :data:`BLOCK` columns: a panel kernel per block, the
-  trailing update as one ``matmul`` call and a subtraction (3 resp. 5 dispatches per block,
+  trailing update as one ``matmul`` call and a subtraction (3 resp. 4 dispatches per block,
   plus the matmul's);
 * ``linalg_lu.wgsl`` — unblocked Gauss-Jordan elimination with partial pivoting on [A | B]
   (an LU factorization with LAPACK's pivot choice, fused with the solves): in
@@ -183,7 +183,7 @@ class WgslLinalg:
 
     def _gauss_jordan_blocked(self, a: Array, b: Array) -> tuple[Array, Array]:
         """Blocked Gauss-Jordan with partial pivoting on [A | B]: (the augmented stack, whose B
-        part is A^-1 B, pivots (..., n)). Five dispatches (one a matmul) per block of
+        part is A^-1 B, pivots (..., n)). Four dispatches (one a matmul) per block of
         :data:`BLOCK` columns."""
         dev, dt = self.device, a.dtype
         n = a.shape[-1]
@@ -201,15 +201,12 @@ class WgslLinalg:
                     self._blk("lu_panel", [aug, s, perm, piv],
                               pack("8I", n, W, k0, nb, batch, 0, nc, 0), grid_1d(dev, batch, 1))
                     mcol = self._scratch((batch, n, nb), dt)
+                    xrow = self._scratch((batch, nb, nc), dt)
                     total = batch * (W - k0)
-                    self._blk("lu_swap", [aug, None, perm, None, mcol],
+                    self._blk("lu_swap_trsm", [aug, s, perm, xrow, mcol],
                               pack("8I", n, W, k0, nb, batch, total, nc, 0), grid_1d(dev, total, _WG_PANEL))
                     if not nc:
                         continue
-                    xrow = self._scratch((batch, nb, nc), dt)
-                    total = batch * nc
-                    self._blk("lu_trsm", [aug, s, None, xrow],
-                              pack("8I", n, W, k0, nb, batch, total, nc, 0), grid_1d(dev, total, _WG_PANEL))
                     y = self.matmul(mcol, xrow, dt)  # type: ignore[attr-defined]
                     total = batch * n * ((nc + 3) // 4)
                     self._blk("lu_sub", [aug, y],
