@@ -176,7 +176,7 @@ fn chol_sub(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
 // the panel (q = 0, 1, ...) and keeps the first RP of them in private memory (the rest in s):
 // it searches, scales and updates only those; the pivot row and row j pass through workgroup
 // memory, so a step needs three barriers and no thread reads another's rows. Only rows < nb
-// (the L11 \ U11 block, for lu_trsm) are written back to s.
+// (the L11 \ U11 block, for lu_swap_trsm) are written back to s.
 const RP: u32 = 8u;
 
 @compute @workgroup_size(WG)
