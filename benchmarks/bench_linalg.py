@@ -11,8 +11,9 @@ compilation excluded). Inputs are uploaded once, outside the timed region. NumPy
 ``numpy.linalg`` (LAPACK through OpenBLAS) on the same host, float32, single-threaded
 (see below).
 
-Cases: solve (one right-hand side), cholesky, qr (reduced), svd (full_matrices=False),
-eigh. A case whose estimated time (the smaller size's time scaled by n^3) exceeds
+Cases: solve (one right-hand side), inv, cholesky, qr (reduced), svd (full_matrices=False),
+eigh. Each row also gives the dispatches, submits and host reads of one call, from the
+device's counters (``device.impl.stats``: ``dispatches``, ``submits``, ``reads``). A case whose estimated time (the smaller size's time scaled by n^3) exceeds
 ``--budget`` seconds is not run and is reported as skipped with that estimate.
 
 ``--accuracy`` instead prints the accuracy table of docs/linalg.md for ``--sizes``
@@ -47,6 +48,16 @@ ensure_path()
 import pyaccel  # noqa: E402
 
 
+def counts(dev: Any, fn: Callable[[], Any]) -> dict[str, int]:
+    """Dispatches, submits and host reads of one call of ``fn`` (0s where the device keeps no
+    counters, as cpu)."""
+    stats = getattr(dev.impl, "stats", {})
+    keys = ("dispatches", "submits", "reads")
+    before = {k: stats.get(k, 0) for k in keys}
+    fn()
+    return {k: stats.get(k, 0) - before[k] for k in keys}
+
+
 def best_time(fn: Callable[[], Any], repeat: int) -> float:
     fn()  # warm-up: pipelines, pool
     times = []
@@ -75,6 +86,7 @@ def cases(dev: Any, data: dict[str, np.ndarray]) -> dict[str, tuple[Callable[[],
         return run
     return {
         "solve": (gpu(lambda: la.solve(A["a"], A["rhs"])), lambda: np.linalg.solve(data["a"], data["rhs"])),
+        "inv": (gpu(lambda: la.inv(A["a"])), lambda: np.linalg.inv(data["a"])),
         "cholesky": (gpu(lambda: la.cholesky(A["spd"])), lambda: np.linalg.cholesky(data["spd"])),
         "qr": (gpu(lambda: la.qr(A["a"])), lambda: np.linalg.qr(data["a"])),
         "svd": (gpu(lambda: la.svd(A["a"], full_matrices=False)),
@@ -144,7 +156,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[256, 1024])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--budget", type=float, default=120.0, help="seconds one timed call may take")
-    ap.add_argument("--ops", nargs="+", default=["solve", "cholesky", "qr", "svd", "eigh"])
+    ap.add_argument("--ops", nargs="+", default=["solve", "inv", "cholesky", "qr", "svd", "eigh"])
+    ap.add_argument("--out", default="linalg.json", help="file name under benchmarks/results")
     ap.add_argument("--accuracy", action="store_true", help="print the accuracy table instead")
     args = ap.parse_args(argv)
     if args.accuracy:
@@ -157,7 +170,7 @@ def main(argv: list[str] | None = None) -> None:
     rows: list[dict[str, Any]] = []
     last: dict[str, tuple[int, float]] = {}
     print(f"device {dev.uri}: {dev.info().get('adapter', dev.info()) if isinstance(dev.info(), dict) else ''}")
-    print(f"{'case':<16}{'pyaccel s':>12}{'numpy s':>12}{'ratio':>10}")
+    print(f"{'case':<16}{'pyaccel s':>12}{'numpy s':>12}{'ratio':>10}{'disp':>7}{'subm':>6}{'reads':>6}")
     for n in sorted(args.sizes):
         data = inputs(n, rng)
         fns = cases(dev, data)
@@ -176,9 +189,13 @@ def main(argv: list[str] | None = None) -> None:
             rep = args.repeat if (est is None or est * args.repeat < args.budget) else 1
             t_g = best_time(g, rep) if est is None or est * 2 < args.budget else _once(g)
             last[op] = (n, t_g)
-            rows.append({"case": f"{op} {n}", "pyaccel_s": t_g, "numpy_s": t_np, "ratio": t_g / t_np})
-            print(f"{op + ' ' + str(n):<16}{t_g:>12.4f}{t_np:>12.4f}{t_g / t_np:>10.1f}")
-    print(f"wrote {write_json('linalg.json', {'device': dev.uri, 'rows': rows}).relative_to(ROOT)}")
+            c = counts(dev, g) if t_g * 2 < args.budget else {}
+            rows.append({"case": f"{op} {n}", "pyaccel_s": t_g, "numpy_s": t_np, "ratio": t_g / t_np, **c})
+            print(f"{op + ' ' + str(n):<16}{t_g:>12.4f}{t_np:>12.4f}{t_g / t_np:>10.1f}"
+                  f"{c.get('dispatches', '-'):>7}{c.get('submits', '-'):>6}{c.get('reads', '-'):>6}")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    out = write_json(args.out, {"device": dev.uri, "load_average_1min": load, "rows": rows})
+    print(f"load average {load}; wrote {out.relative_to(ROOT)}")
 
 
 def _once(fn: Callable[[], Any]) -> float:

@@ -18,6 +18,7 @@ first failing batch index; on GPUs that check reads back one flag per matrix. Se
 from __future__ import annotations
 
 import math
+import os
 from typing import Any, NamedTuple
 
 from . import elementwise as ew
@@ -241,6 +242,32 @@ def _float_input(x: Any, what: str, square: bool = True) -> Array:
     return x
 
 
+_CHECKS = [os.environ.get("PYACCEL_LINALG_CHECKS", "1").strip().lower() not in ("0", "false", "no", "off")]
+
+
+def set_checks(enabled: bool) -> bool:
+    """Whether ``solve``, ``inv`` and ``cholesky`` check their result (the default): raise
+    :class:`LinAlgError` for a singular / not positive-definite matrix, which on GPUs costs
+    one host read (a sync) per call. ``False``: no read; a failing matrix's result is all NaN
+    (on every device). Returns the previous setting. (Process-wide; the environment variable
+    ``PYACCEL_LINALG_CHECKS=0`` sets the initial value.)"""
+    prev = _CHECKS[0]
+    _CHECKS[0] = bool(enabled)
+    return prev
+
+
+def _report(result: Array, flags: Array, what: str, reason: str) -> Array:
+    """``result``, after raising for a failing matrix (checks on) or with a failing matrix's
+    values replaced by NaN (checks off: no host read)."""
+    if _CHECKS[0]:
+        _raise_failed(flags, what, reason)
+        return result
+    if flags.size == 0:
+        return result
+    bad = reshape(flags, flags.shape + (1, 1))
+    return ew.where(bad, float("nan"), result)
+
+
 def _raise_failed(flags: Array, what: str, reason: str) -> None:
     """Raise LinAlgError if any per-matrix flag is set (one small readback), naming the first
     failing batch index."""
@@ -263,10 +290,11 @@ def _conj_t(x: Array) -> Array:
 def cholesky(x: Array, /, *, upper: bool = False) -> Array:
     """Cholesky factor of symmetric / Hermitian positive-definite matrices (lower unless
     ``upper``: then U with x = U^H U). Only the lower triangle of ``x`` is read. Raises
-    :class:`LinAlgError` for a matrix that is not positive definite (or has NaN)."""
+    :class:`LinAlgError` for a matrix that is not positive definite (or, with
+    ``set_checks(False)``, gives NaN for it). Blocked on GPUs: O(n / 32) dispatches."""
     x = _float_input(x, "cholesky")
     low, failed = x.device.ops.linalg_cholesky(x)
-    _raise_failed(failed, "cholesky", "matrix is not positive definite")
+    low = _report(low, failed, "cholesky", "matrix is not positive definite")
     return _conj_t(low) if upper else low
 
 
@@ -290,7 +318,7 @@ def solve(x1: Array, x2: Array, /) -> Array:
     a = a if a.dtype is dt else a.astype(dt)
     broadcast_shapes(a.shape[:-2], b.shape[:-2])
     x, failed = dev.ops.linalg_solve(a, b)
-    _raise_failed(failed, "solve", "matrix is singular")
+    x = _report(x, failed, "solve", "matrix is singular")
     return reshape(x, x.shape[:-1]) if vec else x
 
 
@@ -300,8 +328,7 @@ def inv(x: Array, /) -> Array:
     from .creation import eye
     ident = eye(x.shape[-1], dtype=x.dtype, device=x.device)
     r, failed = x.device.ops.linalg_solve(x, ident)
-    _raise_failed(failed, "inv", "matrix is singular")
-    return r
+    return _report(r, failed, "inv", "matrix is singular")
 
 
 def det(x: Array, /) -> Array:

@@ -5,10 +5,14 @@ the other dtypes.
 Kernels (one ``.wgsl`` per family, launched through :func:`pyaccel.ops.gpu_kernels._dispatch`;
 every op holds the device lock across its whole multi-dispatch recording):
 
-* ``linalg_chol.wgsl`` — right-looking Cholesky, one dispatch per column (n dispatches);
-* ``linalg_lu.wgsl`` — Gauss-Jordan elimination with partial pivoting on [A | B] (an LU
-  factorization with LAPACK's pivot choice, fused with the solves): ``solve``, ``inv``,
-  and in Gaussian-elimination mode ``det`` / ``slogdet`` from the pivots (2n dispatches);
+* ``linalg_blocked.wgsl`` — blocked Cholesky and blocked Gauss-Jordan with partial pivoting
+  (``solve``, ``inv``) in blocks of :data:`BLOCK` columns: a panel kernel per block, the
+  trailing update as one ``matmul`` call and a subtraction (3 resp. 4 dispatches per block,
+  plus the matmul's);
+* ``linalg_lu.wgsl`` — unblocked Gauss-Jordan elimination with partial pivoting on [A | B]
+  (an LU factorization with LAPACK's pivot choice, fused with the solves): in
+  Gaussian-elimination mode ``det`` / ``slogdet`` from the pivots (2n dispatches), and
+  ``solve`` / ``inv`` past :data:`BLOCKED_MAX_N`;
 * ``linalg_qr.wgsl`` — Householder QR, LAPACK's sign conventions; Q accumulated backwards
   (3 min(m, n) dispatches);
 * ``linalg_jacobi.wgsl`` — cyclic Jacobi with the parallel round-robin ordering:
@@ -18,8 +22,8 @@ every op holds the device lock across its whole multi-dispatch recording):
   by a QR (which also completes it for ``full_matrices`` and covers zero singular values).
 
 A stack of matrices runs in the same dispatches (a workgroup per matrix, per (matrix,
-column) or per (matrix, column pair)). No invocation loops more than a few (n / 64)
-times, far below Mesa's loop cap (``gpu_kernels.MAX_LOOP``).
+column) or per (matrix, column pair)). No invocation loops more than Mesa's loop cap
+(``gpu_kernels.MAX_LOOP``) summed (see the loop counts in each ``.wgsl``).
 
 Host path (contract 3, :mod:`pyaccel.ops.host_path`): dtypes without kernels (see
 :data:`HOST_PATH`) read the input back, run the cpu device's ``linalg_*`` method
@@ -66,6 +70,16 @@ per (matrix, pair). (On lavapipe, loaded machine: svd of 3 x 64 x 64 2.4 s fused
 6.7 s per round; at 128 the single workgroup per matrix is no faster. The kernels take
 any n <= 256.)"""
 
+BLOCK = 32
+"""Block size of the blocked Cholesky and Gauss-Jordan (``NB`` in ``linalg_blocked.wgsl``)."""
+
+BLOCKED_MAX_N = 4096
+"""Largest order the blocked Gauss-Jordan takes: its panel kernel (64 threads) loops about
+(n / 64) BLOCK (BLOCK / 2 + 2) + BLOCK (64 + 4 BLOCK) times per invocation (about 43,000 at
+n = 4,096, within ``gpu_kernels.MAX_LOOP``; 8,192 would pass it); larger matrices take the
+unblocked Gauss-Jordan."""
+
+_WG_PANEL = 64
 _EPS32 = 1.1920929e-07
 _WGF = 256
 
@@ -107,49 +121,105 @@ class WgslLinalg:
         return self.broadcast_to(ident, (batch, n_rows, n_cols))  # type: ignore[attr-defined]
 
     def _run(self, family: str, entry: str, bufs: list[Array | None], params: bytes,
-             grid: tuple[int, int, int], after: Array | None = None) -> None:
+             grid: tuple[int, int, int], after: Array | None = None,
+             constants: dict[str, float] | None = None) -> None:
         """One dispatch; ``bufs`` bind at 0..k-1 (None: a binding the entry point does not use,
         left out of its auto layout), the parameter block at k, ``after`` at k + 1."""
         binds = [(i, a._buf) for i, a in enumerate(bufs) if a is not None]
         if after is not None:
             binds.append((len(bufs) + 1, after._buf))
-        _gk._dispatch(self.device, family, _T, entry, binds, params, len(bufs), grid)
+        _gk._dispatch(self.device, family, _T, entry, binds, params, len(bufs), grid, constants)
 
-    # -- Cholesky ----------------------------------------------------------------------------
+    # -- Cholesky (blocked) ---------------------------------------------------------------
+    def _blk(self, entry: str, bufs: list[Array | None], params: bytes, grid: tuple[int, int, int],
+             constants: dict[str, float] | None = None) -> None:
+        """One dispatch of ``linalg_blocked.wgsl`` (five storage bindings, the parameters at 5)."""
+        self._run("linalg_blocked", entry, bufs + [None] * (5 - len(bufs)), params, grid,
+                  constants=constants)
+
+    def _scratch(self, shape: tuple[int, ...], dt: DType) -> Array:
+        """An uninitialised work array (at least one element: every binding needs a buffer)."""
+        return Array._output(self.device, shape if prod(shape) else (1,), dt)
+
     def linalg_cholesky(self, x: Array) -> tuple[Array, Array]:
         r = _hp.run(self.device, "linalg_cholesky", (x.dtype,), x)
         if r is not None:
             return r
-        dev = self.device
+        dev, dt = self.device, x.dtype
         n = x.shape[-1]
         batch = prod(x.shape[:-2])
         with device_lock(dev):
-            low = Array._output(dev, x.shape, x.dtype)
-            fail = self.fill(Array._output(dev, x.shape[:-2], x.dtype), 0.0)  # type: ignore[attr-defined]
+            low = self.fill(Array._output(dev, x.shape, dt), 0.0)  # type: ignore[attr-defined]
+            fail = self.fill(Array._output(dev, x.shape[:-2], dt), 0.0)  # type: ignore[attr-defined]
             if batch and n:
                 w = self._copy(x, x.shape)
-                for k in range(n):
-                    m = n - k
-                    total = batch * m * ((m + 3) // 4)
-                    self._run("linalg_chol", "chol_step", [w, low, fail], pack("4I", n, k, m, total),
-                              grid_1d(dev, total, 256))
+                for k0 in range(0, n, BLOCK):
+                    nb = min(BLOCK, n - k0)
+                    m = n - k0 - nb
+                    chunks = max(1, -(-m // _WG_PANEL))
+                    pan = self._scratch((batch, m, BLOCK), dt)
+                    pant = self._scratch((batch, BLOCK, m), dt)
+                    p = pack("8I", n, n, k0, nb, batch, 0, m, chunks)
+                    self._blk("chol_panel", [w, low, pan, pant, fail], p,
+                              grid_1d(dev, batch * chunks, 1))
+                    if m:
+                        y = self.matmul(pan, pant, dt)  # type: ignore[attr-defined]
+                        total = batch * m * ((m + 3) // 4)
+                        p = pack("8I", n, n, k0, nb, batch, total, m, 0)
+                        self._blk("chol_sub", [w, y], p, grid_1d(dev, total, _WG_PANEL))
         return low, _ew.not_equal(fail, 0.0)
 
     # -- Gauss-Jordan / LU -------------------------------------------------------------------
-    def _gauss_jordan(self, a: Array, b: Array | None, below: bool) -> tuple[Array, Array, Array]:
-        """(augmented [U-ish | A^-1 B] stack, pivots (..., n), interchange parity (...))."""
-        dev, dt = self.device, a.dtype
-        n = a.shape[-1]
+    def _augment(self, a: Array, b: Array | None) -> tuple[Array, tuple[int, ...]]:
+        """[A | B] as one fresh (..., n, n + k) stack (a copy of A without B), and the batch shape."""
         bshape = a.shape[:-2] if b is None else broadcast_shapes(a.shape[:-2], b.shape[:-2])
-        batch = prod(bshape)
         if a.shape[:-2] != bshape:
             a = self.broadcast_to(a, bshape + a.shape[-2:])  # type: ignore[attr-defined]
         if b is None:
-            aug = self._copy(a, a.shape)
-        else:
-            if b.shape[:-2] != bshape:
-                b = self.broadcast_to(b, bshape + b.shape[-2:])  # type: ignore[attr-defined]
-            aug = self.concat([a, b], len(bshape) + 1, dt)  # type: ignore[attr-defined]
+            return self._copy(a, a.shape), bshape
+        if b.shape[:-2] != bshape:
+            b = self.broadcast_to(b, bshape + b.shape[-2:])  # type: ignore[attr-defined]
+        return self.concat([a, b], len(bshape) + 1, a.dtype), bshape  # type: ignore[attr-defined]
+
+    def _gauss_jordan_blocked(self, a: Array, b: Array) -> tuple[Array, Array]:
+        """Blocked Gauss-Jordan with partial pivoting on [A | B]: (the augmented stack, whose B
+        part is A^-1 B, pivots (..., n)). Four dispatches (one a matmul) per block of
+        :data:`BLOCK` columns."""
+        dev, dt = self.device, a.dtype
+        n = a.shape[-1]
+        aug, bshape = self._augment(a, b)
+        batch = prod(bshape)
+        W = aug.shape[-1]
+        with device_lock(dev):
+            piv = Array._output(dev, bshape + (n,), dt)
+            if batch and n:
+                perm = Array._output(dev, (batch, n), dt)
+                s = Array._output(dev, (batch, n, BLOCK), dt)
+                for k0 in range(0, n, BLOCK):
+                    nb = min(BLOCK, n - k0)
+                    nc = W - k0 - nb
+                    self._blk("lu_panel", [aug, s, perm, piv],
+                              pack("8I", n, W, k0, nb, batch, 0, nc, 0), grid_1d(dev, batch, 1))
+                    mcol = self._scratch((batch, n, nb), dt)
+                    xrow = self._scratch((batch, nb, nc), dt)
+                    total = batch * (W - k0)
+                    self._blk("lu_swap_trsm", [aug, s, perm, xrow, mcol],
+                              pack("8I", n, W, k0, nb, batch, total, nc, 0), grid_1d(dev, total, _WG_PANEL))
+                    if not nc:
+                        continue
+                    y = self.matmul(mcol, xrow, dt)  # type: ignore[attr-defined]
+                    total = batch * n * ((nc + 3) // 4)
+                    self._blk("lu_sub", [aug, y],
+                              pack("8I", n, W, k0, nb, batch, total, nc, 0), grid_1d(dev, total, _WG_PANEL))
+        return aug, piv
+
+    def _gauss_jordan(self, a: Array, b: Array | None, below: bool) -> tuple[Array, Array, Array]:
+        """(augmented [U-ish | A^-1 B] stack, pivots (..., n), interchange parity (...)):
+        unblocked, two dispatches per column (``det`` / ``slogdet``)."""
+        dev, dt = self.device, a.dtype
+        n = a.shape[-1]
+        aug, bshape = self._augment(a, b)
+        batch = prod(bshape)
         W = aug.shape[-1]
         with device_lock(dev):
             piv = Array._output(dev, bshape + (n,), dt)
@@ -171,7 +241,10 @@ class WgslLinalg:
         if r is not None:
             return r
         n = a.shape[-1]
-        aug, piv, _ = self._gauss_jordan(a, b, False)
+        if n <= BLOCKED_MAX_N:
+            aug, piv = self._gauss_jordan_blocked(a, b)
+        else:  # past the panel kernel's loop budget
+            aug, piv, _ = self._gauss_jordan(a, b, False)
         x = aug[..., n:]
         failed = _red.any(_ew.equal(piv, 0.0), axis=-1)
         return x, failed

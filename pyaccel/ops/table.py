@@ -45,7 +45,7 @@ FAMILIES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "softmax": ("softmax",),
     "sort": ("sort",),
     "search": ("search",),  # searchsorted (binary search per value), isin
-    "linalg": ("linalg_chol", "linalg_lu", "linalg_qr", "linalg_jacobi"),  # pyaccel.ops.linalg_wgsl
+    "linalg": ("linalg_blocked", "linalg_lu", "linalg_qr", "linalg_jacobi"),  # pyaccel.ops.linalg_wgsl
     "fft": ("fft",),  # pyaccel.fft: Stockham / Bluestein passes (ops/fft_wgsl.py)
     "composite": (),  # built from other ops (no kernel of its own)
     "host": (),  # data-dependent shapes: NumPy / pure Python after a device sync on GPUs

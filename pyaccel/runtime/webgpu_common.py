@@ -242,7 +242,7 @@ class GPUDeviceImpl:
         self.stats = {
             "buffers_created": 0, "buffers_destroyed": 0, "live_buffers": 0, "live_bytes": 0,
             "pipelines_compiled": 0, "dispatches": 0, "submits": 0, "bind_groups_created": 0,
-            "staging_created": 0, "flushes_for_write": 0,
+            "staging_created": 0, "flushes_for_write": 0, "reads": 0,
         }
 
     def make_ops(self, device: Any) -> Any:
@@ -602,6 +602,7 @@ class GPUDeviceImpl:
         start, end = offset & ~3, min(align4(offset + n), h.size)
         span = end - start
         size = size_class(span)
+        self.stats["reads"] += 1
         st = self._staging_get(size)
         self._end_pass()
         self.f.copy(self._ensure_encoder(), h.buf, start, st, 0, span)

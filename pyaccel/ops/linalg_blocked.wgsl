@@ -1,0 +1,358 @@
+// Blocked factorizations: a panel kernel per block column, the trailing updates as matmul
+// calls (pyaccel.ops.linalg_wgsl), and a subtraction kernel. Block size NB (a constant here,
+// BLOCK in linalg_wgsl.py); a block column k0 has nb = min(NB, n - k0) columns.
+//
+// Prefix: T = f32.
+//
+// Cholesky (w: working copy (batch, n, n), only its lower triangle read; l: the result,
+// zero-filled beforehand):
+//  * `chol_panel`, a workgroup per (matrix, chunk of WG rows below the diagonal block):
+//    factors the nb x nb diagonal block in workgroup memory (every workgroup of the matrix
+//    redundantly: nb^3 / 6 flops), then one thread per row i >= k0 + nb solves
+//    x L11^T = w[i, k0:k0+nb] and writes x to l, to pan (batch, m, NB) and to pant
+//    (batch, NB, m) (m = n - k0 - nb) for the update matmul(pan, pant). Chunk 0 writes
+//    L11 and sets fail[matrix] = 1 when a pivot is <= tiny (not positive definite); a NaN
+//    pivot only propagates NaN, as NumPy's cholesky does.
+//    The pivots are recomputed as a left-looking dot: w[j, j] - sum_p l[j, p]^2 from the
+//    input's diagonal (more robust for matrices PD but tight in float32).
+//  * `chol_sub`: w[k0 + nb + r, k0 + nb + c] -= y[r, c] for c < r (y: (batch, m, m)).
+//
+// Gauss-Jordan with partial pivoting on [A | B] (aug: (batch, n, W)), per block column:
+//  * `lu_panel`, a workgroup per matrix: copies aug[k0:, k0:k0+nb] to s (batch, n, NB)
+//    and factors it (LU with partial pivoting, LAPACK's pivot choice: the largest |value|,
+//    the first on ties); records the pivot row of each step in perm (batch, n) and the
+//    pivot (U's diagonal) in piv (batch, n).
+//  * `lu_swap_trsm`, a thread per (matrix, column c >= k0): applies the nb interchanges to
+//    aug's column c; a panel column is then copied to mcol (batch, n, nb) with the block's
+//    rows zeroed (the multipliers of every other row); a column c >= k0 + nb gets
+//    aug[k0:k0+nb, c] = A11^-1 of it (unit-lower then upper triangular solves with s), also
+//    written to xrow (batch, nb, nc).
+//  * `lu_sub`: aug[r, k0 + nb + c] -= y[r, c] (y = mcol @ xrow, zero in the block's rows).
+// After the last block the B part holds A^-1 B. A zero pivot gives inf / NaN in the result
+// (and piv records it: the caller's singularity check). Loops per invocation: lu_panel
+// (n / WG) nb (nb / 2 + 2) + nb (WG + 4 nb), lu_swap_trsm nb + max(n, nb^2), chol_panel n + 2 nb^2;
+// linalg_wgsl.py keeps n within the loop cap.
+
+override WG: u32 = 64u;
+const NB: u32 = 32u;
+
+struct Params {
+    n: u32,
+    w: u32,      // row length of aug (Gauss-Jordan); n for Cholesky
+    k0: u32,
+    nb: u32,
+    batch: u32,
+    total: u32,
+    m: u32,      // rows below the block (n - k0 - nb) / columns right of it (W - k0 - nb)
+    chunks: u32, // workgroups per matrix (chol_panel)
+}
+
+@group(0) @binding(0) var<storage, read_write> a: array<T>;
+@group(0) @binding(1) var<storage, read_write> o1: array<T>;
+@group(0) @binding(2) var<storage, read_write> o2: array<T>;
+@group(0) @binding(3) var<storage, read_write> o3: array<T>;
+@group(0) @binding(4) var<storage, read_write> o4: array<T>;
+@group(0) @binding(5) var<uniform> P: Params;
+
+var<workgroup> d: array<f32, 1024>;  // NB x NB
+var<workgroup> dsq: array<f32, NB>;
+var<workgroup> dg0: array<f32, NB>;
+var<workgroup> prow: array<f32, NB>;
+var<workgroup> jrow: array<f32, NB>;
+var<workgroup> best_v: array<f32, 256>;  // WG <= 256
+var<workgroup> best_i: array<u32, 256>;
+
+// -- Cholesky --------------------------------------------------------------------------------
+// bindings: a = w, o1 = l, o2 = pan, o3 = pant, o4 = fail
+@compute @workgroup_size(WG)
+fn chol_panel(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+              @builtin(local_invocation_index) lid: u32) {
+    let g = wid.x + wid.y * nwg.x;
+    let b = g / P.chunks;
+    if (b >= P.batch) { return; }  // uniform per workgroup
+    let chunk = g - b * P.chunks;
+    let n = P.n;
+    let k0 = P.k0;
+    let nb = P.nb;
+    let base = b * n * n;
+    for (var e = lid; e < nb * nb; e += WG) {
+        let r = e / nb;
+        let c = e - r * nb;
+        var v = 0.0;
+        if (c <= r) { v = f32(a[base + (k0 + r) * n + k0 + c]); }
+        d[r * NB + c] = v;
+    }
+    // the pivots again from the diagonal of the input (chol_sub leaves it) and the rows of
+    // L left of the block, summed in runs of 16: a left-looking dot, as LAPACK's potf2, less
+    // rounding than the right-looking updates (matrices PD but tight in float32)
+    if (lid < nb) {
+        let i = k0 + lid;
+        var outer = 0.0;
+        for (var p0 = 0u; p0 < k0; p0 += 16u) {
+            var inner = 0.0;
+            for (var p = p0; p < min(p0 + 16u, k0); p++) {
+                let v = f32(o1[base + i * n + p]);
+                inner = inner + v * v;
+            }
+            outer = outer + inner;
+        }
+        dsq[lid] = outer;
+        dg0[lid] = f32(a[base + i * n + i]);
+    }
+    workgroupBarrier();
+    var bad = false;
+    for (var j = 0u; j < nb; j++) {
+        if (lid == 0u) {
+            var inner = 0.0;
+            for (var p = 0u; p < j; p++) { inner = inner + d[j * NB + p] * d[j * NB + p]; }
+            d[j * NB + j] = dg0[j] - (dsq[j] + inner);
+        }
+        workgroupBarrier();
+        let piv = d[j * NB + j];
+        var s = sqrt(piv);
+        if (!(piv > 0.0) && piv == piv) {  // <= 0 (not NaN): not positive definite
+            bad = true;
+            s = bitcast<f32>(0x7fc00000u);  // NaN from this column on
+        }
+        workgroupBarrier();
+        for (var r = j + lid; r < nb; r += WG) { d[r * NB + j] = d[r * NB + j] / s; }
+        workgroupBarrier();
+        let left = nb - j - 1u;
+        for (var e = lid; e < left * left; e += WG) {
+            let r = j + 1u + e / left;
+            let c = j + 1u + e % left;
+            if (c < r) { d[r * NB + c] = d[r * NB + c] - d[r * NB + j] * d[c * NB + j]; }
+        }
+        workgroupBarrier();
+    }
+    if (chunk == 0u) {
+        for (var e = lid; e < nb * nb; e += WG) {
+            let r = e / nb;
+            let c = e - r * nb;
+            if (c <= r) { o1[base + (k0 + r) * n + k0 + c] = T(d[r * NB + c]); }
+        }
+        if (lid == 0u && bad) { o4[b] = T(1.0); }
+    }
+    let m = P.m;
+    let row = chunk * WG + lid;
+    if (row >= m) { return; }
+    let i = k0 + nb + row;
+    var x: array<f32, NB>;
+    for (var j = 0u; j < nb; j++) {
+        var v = f32(a[base + i * n + k0 + j]);
+        for (var p = 0u; p < j; p++) { v = v - x[p] * d[j * NB + p]; }
+        v = v / d[j * NB + j];
+        x[j] = v;
+        o1[base + i * n + k0 + j] = T(v);
+        o2[(b * m + row) * NB + j] = T(v);
+        o3[(b * NB + j) * m + row] = T(v);
+    }
+}
+
+// bindings: a = w, o1 = y
+@compute @workgroup_size(WG)
+fn chol_sub(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = gid.x + gid.y * (nwg.x * WG);
+    if (t >= P.total) { return; }
+    let m = P.m;
+    let quads = (m + 3u) / 4u;
+    let per = m * quads;
+    let b = t / per;
+    let rem = t - b * per;
+    let r = rem / quads;
+    let c0 = 4u * (rem % quads);
+    if (c0 >= r) { return; }  // the diagonal stays the input's (chol_panel reads it)
+    let n = P.n;
+    let off = P.k0 + P.nb;
+    let base = b * n * n + (off + r) * n + off;
+    let ybase = (b * m + r) * m;
+    for (var c = c0; c < min(c0 + 4u, r); c++) {
+        a[base + c] = a[base + c] - o1[ybase + c];
+    }
+}
+
+// -- Gauss-Jordan ----------------------------------------------------------------------------
+// bindings: a = aug, o1 = s, o2 = perm, o3 = piv. Thread lid owns the rows r = lid + q WG of
+// the panel (q = 0, 1, ...) and keeps the first RP of them in private memory (the rest in s):
+// it searches, scales and updates only those; the pivot row and row j pass through workgroup
+// memory, so a step needs three barriers and no thread reads another's rows. Only rows < nb
+// (the L11 \ U11 block, for lu_swap_trsm) are written back to s.
+const RP: u32 = 8u;
+
+@compute @workgroup_size(WG)
+fn lu_panel(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+            @builtin(local_invocation_index) lid: u32) {
+    let b = wid.x + wid.y * nwg.x;
+    if (b >= P.batch) { return; }  // uniform per workgroup
+    let n = P.n;
+    let W = P.w;
+    let k0 = P.k0;
+    let nb = P.nb;
+    let m = n - k0;
+    let sb = b * n * NB;
+    let ab = b * n * W + k0 * W + k0;
+    var pr: array<f32, 256>;  // RP x NB
+    for (var q = 0u; q * WG + lid < m; q++) {
+        let r = q * WG + lid;
+        for (var c = 0u; c < nb; c++) {
+            let v = f32(a[ab + r * W + c]);
+            if (q < RP) { pr[q * NB + c] = v; } else { o1[sb + r * NB + c] = T(v); }
+        }
+    }
+    for (var j = 0u; j < nb; j++) {
+        // 1. the largest |s[r, j]| over r >= j (the first on ties; NaN never wins)
+        var bv = -1.0;
+        var bi = j;
+        for (var q = 0u; q * WG + lid < m; q++) {
+            let r = q * WG + lid;
+            if (r >= j) {
+                var v = 0.0;
+                if (q < RP) { v = pr[q * NB + j]; } else { v = f32(o1[sb + r * NB + j]); }
+                v = abs(v);
+                if (v > bv) { bv = v; bi = r; }
+            }
+        }
+        best_v[lid] = bv;
+        best_i[lid] = bi;
+        workgroupBarrier();
+        if (lid == 0u) {
+            var v0 = best_v[0];
+            var i0 = best_i[0];
+            for (var t = 1u; t < WG; t++) {
+                let ov = best_v[t];
+                let oi = best_i[t];
+                if (ov > v0 || (ov == v0 && oi < i0)) { v0 = ov; i0 = oi; }
+            }
+            best_i[0] = i0;
+        }
+        workgroupBarrier();
+        // 2. rows p (the pivot row) and j to workgroup memory, then swapped by their owners
+        let p = best_i[0];
+        let qp = p / WG;
+        let qj = j / WG;
+        if (lid == p % WG) {
+            for (var c = 0u; c < nb; c++) {
+                if (qp < RP) { prow[c] = pr[qp * NB + c]; } else { prow[c] = f32(o1[sb + p * NB + c]); }
+            }
+        }
+        if (lid == j % WG) {
+            for (var c = 0u; c < nb; c++) {
+                if (qj < RP) { jrow[c] = pr[qj * NB + c]; } else { jrow[c] = f32(o1[sb + j * NB + c]); }
+            }
+        }
+        workgroupBarrier();
+        if (p != j && lid == p % WG) {
+            for (var c = 0u; c < nb; c++) {
+                if (qp < RP) { pr[qp * NB + c] = jrow[c]; } else { o1[sb + p * NB + c] = T(jrow[c]); }
+            }
+        }
+        if (lid == j % WG) {
+            for (var c = 0u; c < nb; c++) {
+                if (qj < RP) { pr[qj * NB + c] = prow[c]; } else { o1[sb + j * NB + c] = T(prow[c]); }
+            }
+        }
+        let pv = prow[j];
+        if (lid == 0u) {
+            o2[b * n + k0 + j] = T(f32(k0 + p));
+            o3[b * n + k0 + j] = T(pv);
+        }
+        var inv = 0.0;
+        if (pv != 0.0) { inv = 1.0 / pv; }
+        // 3. own rows below j: multiplier, then the rest of the row
+        for (var q = 0u; q * WG + lid < m; q++) {
+            let r = q * WG + lid;
+            if (r > j) {
+                if (q < RP) {
+                    let l = pr[q * NB + j] * inv;
+                    pr[q * NB + j] = l;
+                    for (var c = j + 1u; c < nb; c++) { pr[q * NB + c] = pr[q * NB + c] - l * prow[c]; }
+                } else {
+                    let l = f32(o1[sb + r * NB + j]) * inv;
+                    o1[sb + r * NB + j] = T(l);
+                    for (var c = j + 1u; c < nb; c++) {
+                        o1[sb + r * NB + c] = T(f32(o1[sb + r * NB + c]) - l * prow[c]);
+                    }
+                }
+            }
+        }
+        workgroupBarrier();  // prow, jrow and best_i are rewritten by the next step
+    }
+    if (lid < nb) {  // q = 0 (WG >= NB)
+        for (var c = 0u; c < nb; c++) { o1[sb + lid * NB + c] = T(pr[c]); }
+    }
+}
+
+// bindings: a = aug, o1 = s, o2 = perm, o3 = xrow, o4 = mcol. A thread per (matrix, column
+// c >= k0): the block's interchanges on column c, then for a panel column its multipliers to
+// mcol, for a column right of the panel the block triangular solve (into aug and xrow).
+@compute @workgroup_size(WG)
+fn lu_swap_trsm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = gid.x + gid.y * (nwg.x * WG);
+    if (t >= P.total) { return; }
+    let n = P.n;
+    let W = P.w;
+    let k0 = P.k0;
+    let nb = P.nb;
+    let cols = W - k0;
+    let b = t / cols;
+    let c = k0 + (t - b * cols);
+    let base = b * n * W + c;
+    for (var j = 0u; j < nb; j++) {
+        let p = u32(o2[b * n + k0 + j]);
+        let r = k0 + j;
+        if (p != r) {
+            let v = a[base + r * W];
+            a[base + r * W] = a[base + p * W];
+            a[base + p * W] = v;
+        }
+    }
+    if (c < k0 + nb) {
+        let mb = b * n * nb + (c - k0);
+        for (var r = 0u; r < n; r++) {
+            var v = a[base + r * W];
+            if (r >= k0 && r < k0 + nb) { v = T(0.0); }
+            o4[mb + r * nb] = v;
+        }
+        return;
+    }
+    let nc = P.m;
+    let cc = c - k0 - nb;
+    let sb = b * n * NB;
+    var x: array<f32, NB>;
+    for (var j = 0u; j < nb; j++) {
+        var v = f32(a[base + (k0 + j) * W]);
+        for (var p = 0u; p < j; p++) { v = v - f32(o1[sb + j * NB + p]) * x[p]; }
+        x[j] = v;
+    }
+    for (var jj = 0u; jj < nb; jj++) {
+        let j = nb - 1u - jj;
+        var v = x[j];
+        for (var p = j + 1u; p < nb; p++) { v = v - f32(o1[sb + j * NB + p]) * x[p]; }
+        v = v / f32(o1[sb + j * NB + j]);
+        x[j] = v;
+        a[base + (k0 + j) * W] = T(v);
+        o3[(b * nb + j) * nc + cc] = T(v);
+    }
+}
+
+// bindings: a = aug, o1 = y
+@compute @workgroup_size(WG)
+fn lu_sub(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = gid.x + gid.y * (nwg.x * WG);
+    if (t >= P.total) { return; }
+    let n = P.n;
+    let W = P.w;
+    let nc = P.m;
+    let quads = (nc + 3u) / 4u;
+    let per = n * quads;
+    let b = t / per;
+    let rem = t - b * per;
+    let r = rem / quads;
+    let c0 = 4u * (rem % quads);
+    let off = P.k0 + P.nb;
+    let base = b * n * W + r * W + off;
+    let ybase = (b * n + r) * nc;
+    for (var c = c0; c < min(c0 + 4u, nc); c++) {
+        a[base + c] = a[base + c] - o1[ybase + c];
+    }
+}

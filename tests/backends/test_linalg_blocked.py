@@ -1,0 +1,166 @@
+"""The blocked factorizations (docs/linalg.md): cholesky, solve and inv at orders across the
+block boundaries (block size b = 32 on GPUs: 1, 7, b - 1, b, b + 1, 2b + 3), batched, against
+NumPy in float64 on fresh random data with outputs poisoned first; dispatch counts O(n / b)
+and no host read with the checks off; failing matrices as documented (LinAlgError, or NaN
+with ``set_checks(False)``); matrices positive definite but tight in float32."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from _array_util import poisoned  # noqa: F401  (fixture)
+
+import pyaccel
+from pyaccel import linalg as la
+from pyaccel.ops.linalg_wgsl import BLOCK
+from pyaccel.promotion import device_dtypes
+
+SIZES = [1, 7, BLOCK - 1, BLOCK, BLOCK + 1, 2 * BLOCK + 3]
+BATCH = (2,)
+
+
+def tol(dt: np.dtype, n: int) -> float:
+    """docs/linalg.md: residuals and errors within 40 n eps."""
+    return 40 * max(n, 4) * float(np.finfo(dt).eps)
+
+
+def rel(x, y) -> float:
+    x = np.asarray(x, np.float64)
+    y = np.asarray(y, np.float64)
+    return float(np.linalg.norm((x - y).ravel()) / max(np.linalg.norm(y.ravel()), 1e-300))
+
+
+def spd(rng, shape: tuple[int, ...], n: int, dt) -> np.ndarray:
+    b = rng.standard_normal(shape + (n, n))
+    return (b @ np.swapaxes(b, -1, -2) / n + np.eye(n)).astype(dt)
+
+
+def well_conditioned(rng, shape: tuple[int, ...], n: int, dt) -> np.ndarray:
+    return (rng.standard_normal(shape + (n, n)) / math.sqrt(n) + 2 * np.eye(n)).astype(dt)
+
+
+def on(device, x) -> pyaccel.Array:
+    return pyaccel.asarray(x, device=device)
+
+
+def counters(device) -> dict[str, int]:
+    return dict(getattr(device.impl, "stats", {}))
+
+
+@pytest.fixture
+def no_checks():
+    prev = la.set_checks(False)
+    yield
+    la.set_checks(prev)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_blocked_float32(device, rng, poisoned, n):  # noqa: F811
+    dt = np.float32
+    a = spd(rng, BATCH, n, dt)
+    low = la.cholesky(on(device, a)).to_numpy()
+    assert low.shape == a.shape and low.dtype == dt
+    assert np.all(np.triu(low, 1) == 0), "upper triangle of L not zero"
+    assert rel(low @ np.swapaxes(low, -1, -2), a) < tol(dt, n), "‖LLᵀ − A‖"
+    assert rel(low, np.linalg.cholesky(a.astype(np.float64))) < tol(dt, n)
+    g = well_conditioned(rng, BATCH, n, dt)
+    rhs = rng.standard_normal(BATCH + (n, 3)).astype(dt)
+    x = la.solve(on(device, g), on(device, rhs)).to_numpy()
+    assert x.shape == rhs.shape
+    assert rel(x, np.linalg.solve(g.astype(np.float64), rhs)) < tol(dt, n)
+    v = rng.standard_normal(n).astype(dt)  # a vector, broadcast over the batch (NumPy 2 rule)
+    xv = la.solve(on(device, g[0]), on(device, v)).to_numpy()
+    assert rel(xv, np.linalg.solve(g[0].astype(np.float64), v)) < tol(dt, n)
+    gi = la.inv(on(device, g)).to_numpy()
+    assert rel(g.astype(np.float64) @ gi, np.broadcast_to(np.eye(n), g.shape)) < tol(dt, n), "‖AX − I‖"
+    assert rel(gi, np.linalg.inv(g.astype(np.float64))) < tol(dt, n)
+
+
+def test_blocked_float64_and_broadcast(device, rng, poisoned):  # noqa: F811
+    n = BLOCK + 1
+    if "float64" in {d.name for d in device_dtypes(device)}:
+        a = spd(rng, (), n, np.float64)
+        low = la.cholesky(on(device, a)).to_numpy()
+        assert low.dtype == np.float64
+        assert rel(low, np.linalg.cholesky(a)) < tol(np.float64, n)
+        g = well_conditioned(rng, (), n, np.float64)
+        assert rel(la.inv(on(device, g)).to_numpy(), np.linalg.inv(g)) < tol(np.float64, n)
+    # one matrix, a stack of right-hand sides (the batch comes from b)
+    g = well_conditioned(rng, (), n, np.float32)
+    rhs = rng.standard_normal((3, n, 2)).astype(np.float32)
+    x = la.solve(on(device, g), on(device, rhs)).to_numpy()
+    assert x.shape == (3, n, 2)
+    assert rel(x, np.linalg.solve(g.astype(np.float64), rhs)) < tol(np.float32, n)
+
+
+def test_dispatches_per_block(device, rng):
+    """O(n / b) dispatches per call on devices that count them (one host read at most)."""
+    if "dispatches" not in counters(device):
+        pytest.skip("this device keeps no dispatch counters (cpu runs LAPACK)")
+    n = 4 * BLOCK + 5
+    blocks = -(-n // BLOCK)
+    a = on(device, spd(rng, (), n, np.float32))
+    g = on(device, well_conditioned(rng, (), n, np.float32))
+    r = on(device, rng.standard_normal((n, 1)).astype(np.float32))
+    for name, call, per_block in (("cholesky", lambda: la.cholesky(a), 4),
+                                  ("solve", lambda: la.solve(g, r), 6)):
+        call()  # pipelines
+        before = counters(device)
+        call()
+        after = counters(device)
+        used = after["dispatches"] - before["dispatches"]
+        assert used <= per_block * blocks + 8, f"{name} {n}: {used} dispatches"
+        assert after["reads"] - before["reads"] <= 1, f"{name}: more than the check's one read"
+
+
+def test_failures_raise_or_give_nan(device, rng, no_checks):
+    dt = np.float32
+    n = BLOCK + 3
+    p = spd(rng, (3,), n, dt)
+    p[1, BLOCK + 1, BLOCK + 1] = -1.0  # not positive definite, in the second block
+    # checks off: no host read, the failing matrix all NaN, the others right
+    x = on(device, p)
+    before = counters(device)
+    low = la.cholesky(x)
+    if "reads" in before:
+        assert counters(device)["reads"] == before["reads"], "cholesky read back with checks off"
+    low = low.to_numpy()
+    assert np.all(np.isnan(low[1]))
+    for k in (0, 2):
+        assert rel(low[k], np.linalg.cholesky(p[k].astype(np.float64))) < tol(dt, n)
+    g = well_conditioned(rng, (3,), n, dt)
+    g[2, :, 5] = g[2, :, 40 % n] = 0.0  # exactly singular
+    xs = la.solve(on(device, g), on(device, np.ones((3, n, 1), dt))).to_numpy()
+    assert np.all(np.isnan(xs[2])) and np.all(np.isfinite(xs[:2]))
+    assert np.all(np.isnan(la.inv(on(device, g)).to_numpy()[2]))
+    # checks on (the default): LinAlgError naming the batch index
+    la.set_checks(True)
+    with pytest.raises(la.LinAlgError, match=r"positive definite.*batch index \(1,\)"):
+        la.cholesky(on(device, p))
+    with pytest.raises(la.LinAlgError, match=r"singular.*batch index \(2,\)"):
+        la.solve(on(device, g), on(device, np.ones((3, n, 1), dt)))
+
+
+def test_tight_positive_definite_float32(device, rng):
+    """Gram matrices of low rank plus a small ridge (as scikit-learn factors): PD in float64,
+    smallest eigenvalue / largest >= n eps32. They factor, and match NumPy's float32 result.
+    (NumPy computes float32 linalg in float64 and rounds, so it also factors matrices tighter
+    than this, which a float32 factorization may report not positive definite:
+    docs/linalg.md.)"""
+    eps = float(np.finfo(np.float32).eps)
+    for _ in range(6):
+        n = int(rng.integers(5, 3 * BLOCK))
+        r = int(rng.integers(1, n))
+        x = rng.standard_normal((n, r))
+        g = x @ x.T
+        lam = np.linalg.eigvalsh(g)[-1]
+        a = (g + 2 * n * eps * lam * np.eye(n)).astype(np.float32)
+        w = np.linalg.eigvalsh(a.astype(np.float64))
+        assert w[0] / w[-1] >= n * eps
+        want = np.linalg.cholesky(a)
+        low = la.cholesky(on(device, a)).to_numpy()
+        assert np.all(np.isfinite(low))
+        assert rel(low @ low.T, a) < tol(np.float32, n)
+        assert rel(low, want) < 1e-2  # the factor of a nearly singular matrix is ill-conditioned
