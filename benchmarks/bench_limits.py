@@ -167,11 +167,11 @@ def main(argv: list[str] | None = None) -> int:
         rows.append({"n": n, "pyaccel_s": tp, "pyaccel_gflops": gf, "pct_of_peak": 100 * gf / peak["gflops"],
                      "numpy_s": tn, "numpy_gflops": 2.0 * n ** 3 / tn / 1e9, "time_vs_numpy": tp / tn,
                      "max_err_over_sqrt_n": err, "met": True})
-    variant = getattr(pyaccel, "matmul_variant", lambda *a: None)
+    from pyaccel.ops.gpu_kernels import matmul_variant
     res = result("limits", rows, quick=args.quick, device=args.device, t0=t0, dev=dev,
                  fma_peak=peak, copy=copy, load_average={"start": load0, "end": load_average()},
                  date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                 matmul_variant=os.environ.get("PYACCEL_MATMUL_VARIANT") or str(variant(dev, 1024, 1024, 1024)))
+                 matmul_variant=matmul_variant(dev, 1024, 1024, 1024))
     print(f"FMA peak {peak['gflops']:.1f} GFLOP/s ({peak['invocations']} invocations, "
           f"{peak['seconds'] * 1e3:.1f} ms); copy {copy['gbs']:.2f} GB/s")
     print(f"{'n':>6s} {'pyaccel ms':>11s} {'GFLOP/s':>8s} {'% peak':>7s} {'NumPy ms':>9s} {'NumPy GF/s':>10s} "
