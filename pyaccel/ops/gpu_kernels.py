@@ -614,7 +614,7 @@ def searchsorted(device: Device, a: Buffer, v: Buffer, dt: DType, n: int, m: int
 _MM_TK = 16
 MATMUL_VARIANTS: dict[str, tuple[str, str, int, int, int, int]] = {
     # name: (WGSL family, entry, tile rows, tile columns, max K per invocation, K multiple)
-    "u16x4": ("matmul_v4", "u16x4", 16, 128, (MAX_LOOP - 64) * 4 // 17, 4),
+    "u16x4": ("matmul_v4", "u16x4", 16, 128, (MAX_LOOP - 64) * 4 // 17, 4),  # default
     "v8x4": ("matmul_v4", "v8x4", 64, 32, (MAX_LOOP - 64) * 4, 4),
     "v4x4": ("matmul_v4", "v4x4", 32, 32, (MAX_LOOP - 64) * 4, 4),
     "tiled": ("matmul", "tiled", 64, 64, (MAX_LOOP - 256) // (3 * _MM_TK + 4) * _MM_TK, _MM_TK),
@@ -698,8 +698,9 @@ def matmul(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int, 
 
     Matrix i of a starts at element ``i * a_batch_stride`` (0 broadcasts one matrix), of b
     at ``i * b_batch_stride``. ``variant`` (else the pinned one, see
-    :func:`set_matmul_variant`) picks a kernel of :data:`MATMUL_VARIANTS`; by default v8x4
-    (vec4 loads, 8 x 4 outputs per thread in registers) where K and N are multiples of 4
+    :func:`set_matmul_variant`) picks a kernel of :data:`MATMUL_VARIANTS`; by default u16x4
+    (vec4 loads, 16 rows x 4 columns per thread in registers, workgroup-uniform a loads;
+    the fastest on lavapipe, docs/performance.md) where K and N are multiples of 4
     and the dtype is 32-bit, else tiled; thin products (M or N below 16) run naive. f16 accumulates
     in f32; i32/u32 wrap; ``K == 0`` gives zeros.
     """
@@ -711,7 +712,7 @@ def matmul(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int, 
     if min(M, N) < 16:
         name = "naive"
     else:
-        name = "v8x4" if v4_ok else "tiled"
+        name = "u16x4" if v4_ok else "tiled"
     return _matmul(device, a, b, dt, batch, M, K, N, a_batch_stride, b_batch_stride, name)
 
 
@@ -750,7 +751,7 @@ def matmul_variant(device: Device, M: int, K: int, N: int, dt: DType | None = No
         return name
     if min(M, N) < 16:
         return "naive"
-    return "v8x4" if v4_ok else "tiled"
+    return "u16x4" if v4_ok else "tiled"
 
 
 @_locked

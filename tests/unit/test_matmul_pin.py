@@ -17,7 +17,7 @@ def _unpin(monkeypatch):
 
 
 def test_default_choice():
-    assert gk.matmul_variant(None, 256, 256, 256) == "v8x4"
+    assert gk.matmul_variant(None, 256, 256, 256) == "u16x4"
     assert gk.matmul_variant(None, 256, 255, 256) == "tiled"  # K not a multiple of 4
     assert gk.matmul_variant(None, 256, 256, 256, dtypes.float16) == "tiled"
     assert gk.matmul_variant(None, 8, 256, 256) == "naive"
@@ -26,11 +26,11 @@ def test_default_choice():
 def test_pin_and_unpin():
     pyaccel.set_matmul_variant("reg4x4")
     assert gk.matmul_variant(None, 256, 256, 256) == "reg4x4"
-    pyaccel.set_matmul_variant("u16x4")
-    assert gk.matmul_variant(None, 256, 256, 256) == "u16x4"
+    pyaccel.set_matmul_variant("v8x4")
+    assert gk.matmul_variant(None, 256, 256, 256) == "v8x4"
     assert gk.matmul_variant(None, 256, 3, 256) == "tiled"  # vec4 kernel cannot take K = 3
     pyaccel.set_matmul_variant(None)
-    assert gk.matmul_variant(None, 256, 256, 256) == "v8x4"
+    assert gk.matmul_variant(None, 256, 256, 256) == "u16x4"
 
 
 def test_env_var(monkeypatch):
