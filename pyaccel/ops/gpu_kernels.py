@@ -24,8 +24,10 @@ constants; entry points bind explicit binding numbers, see :func:`_dispatch`):
   ``inner > 1`` and on software devices. ``op="prod"`` (``OP = 1``) scans products
   (``cumulative_prod``) with the same plans.
 * ``search.wgsl`` — :func:`searchsorted`: one binary search (at most 33 steps) per value.
-* ``matmul.wgsl`` — :func:`matmul`: 64x64 output tiles, 16-wide K slices in workgroup
-  memory, 8x8 outputs per thread in registers; :func:`matmul_naive`. A K longer than one
+* ``matmul.wgsl``, ``matmul_v4.wgsl`` — :func:`matmul`, one of :data:`MATMUL_VARIANTS`
+  (u16x4 by default: vec4 loads, 16 x 4 outputs per thread; tiled: 64x64 tiles in workgroup
+  memory; pinned with :func:`set_matmul_variant` / ``$PYACCEL_MATMUL_VARIANT``);
+  :func:`matmul_naive`. A K longer than one
   invocation may loop over (:data:`MAX_LOOP`) is split into chunks whose partial products
   (accumulator type) a reduce pass sums.
 * ``softmax.wgsl`` — :func:`softmax_rows`, :func:`logsumexp_rows`: one workgroup per
