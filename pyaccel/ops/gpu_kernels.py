@@ -627,6 +627,7 @@ MATMUL_VARIANTS: dict[str, tuple[str, str, int, int, int, int]] = {
 """float32 / int32 / uint32 / f16 matmul kernels of matmul.wgsl: tiled (workgroup memory,
 64 x 64 tiles, 8 x 8 outputs per thread), reg4x4 / reg8x4 (registers only, 4 x 4 / 8 x 4
 outputs per thread), naive (one thread per output)."""
+_MM_KC = {k: v[4] for k, v in MATMUL_VARIANTS.items()}  # (tests patch this to force splits)
 _MM_SPLIT_MIN = 1024
 
 
@@ -643,6 +644,7 @@ def _matmul(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int,
     per_thread = entry == "naive"
     tiles_m, tiles_n = _cdiv(M, tm_rows), _cdiv(N, tn_cols)
     per_chunk = count if per_thread else batch * tiles_m * tiles_n
+    kc_max = _MM_KC.get(variant, kc_max)
     nk = max(1, _cdiv(K, kc_max))
     if nk > 1:
         # split anyway: also spread a thin product's long K over more invocations (at least
