@@ -185,6 +185,16 @@ __all__ += [  # noqa: PLE0605
 _LAZY_SUBMODULES = ("testing", "extras")
 
 
+def set_matmul_variant(name: str | None) -> None:
+    """Pin the GPU float32/int32 matmul kernel (``"v8x4"``, ``"v4x4"``, ``"u16x4"``,
+    ``"tiled"``, ``"reg8x4"``, ``"reg4x4"``, ``"naive"``) for every later product, or go back
+    to the default choice with ``None`` (``$PYACCEL_MATMUL_VARIANT`` pins one too); an
+    unknown name raises ValueError listing the names. docs/performance.md compares them."""
+    from .ops import gpu_kernels
+
+    gpu_kernels.set_matmul_variant(name)
+
+
 def __getattr__(name: str) -> object:
     if name in _LAZY_SUBMODULES:
         import importlib

@@ -24,8 +24,10 @@ constants; entry points bind explicit binding numbers, see :func:`_dispatch`):
   ``inner > 1`` and on software devices. ``op="prod"`` (``OP = 1``) scans products
   (``cumulative_prod``) with the same plans.
 * ``search.wgsl`` — :func:`searchsorted`: one binary search (at most 33 steps) per value.
-* ``matmul.wgsl`` — :func:`matmul`: 64x64 output tiles, 16-wide K slices in workgroup
-  memory, 8x8 outputs per thread in registers; :func:`matmul_naive`. A K longer than one
+* ``matmul.wgsl``, ``matmul_v4.wgsl`` — :func:`matmul`, one of :data:`MATMUL_VARIANTS`
+  (u16x4 by default: vec4 loads, 16 x 4 outputs per thread; tiled: 64x64 tiles in workgroup
+  memory; pinned with :func:`set_matmul_variant` / ``$PYACCEL_MATMUL_VARIANT``);
+  :func:`matmul_naive`. A K longer than one
   invocation may loop over (:data:`MAX_LOOP`) is split into chunks whose partial products
   (accumulator type) a reduce pass sums.
 * ``softmax.wgsl`` — :func:`softmax_rows`, :func:`logsumexp_rows`: one workgroup per
@@ -57,6 +59,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -606,43 +609,60 @@ def searchsorted(device: Device, a: Buffer, v: Buffer, dt: DType, n: int, m: int
 # ---------------------------------------------------------------------------
 # matmul
 # ---------------------------------------------------------------------------
-# K per invocation: tiled runs 3 loops of TK = 16 plus one step of the K loop per slice
-# (52 iterations) and up to ~100 in the stores; naive one iteration per k.
+# Variants: name -> (entry point, output rows per workgroup, columns per workgroup, K per
+# invocation). K per invocation (loop cap): tiled runs 3 loops of TK = 16 plus one step of
+# the K loop per slice (52 iterations) and up to ~100 in the stores; naive and the register
+# kernels one iteration per k (plus a few in the stores).
 _MM_TK = 16
-_MM_KC = {"tiled": (MAX_LOOP - 256) // (3 * _MM_TK + 4) * _MM_TK, "naive": MAX_LOOP - 16}
+MATMUL_VARIANTS: dict[str, tuple[str, str, int, int, int, int]] = {
+    # name: (WGSL family, entry, tile rows, tile columns, max K per invocation, K multiple)
+    "u16x4": ("matmul_v4", "u16x4", 16, 128, (MAX_LOOP - 64) * 4 // 17, 4),  # default
+    "v8x4": ("matmul_v4", "v8x4", 64, 32, (MAX_LOOP - 64) * 4, 4),
+    "v4x4": ("matmul_v4", "v4x4", 32, 32, (MAX_LOOP - 64) * 4, 4),
+    "tiled": ("matmul", "tiled", 64, 64, (MAX_LOOP - 256) // (3 * _MM_TK + 4) * _MM_TK, _MM_TK),
+    "reg8x4": ("matmul", "reg8x4", 64, 32, MAX_LOOP - 64, 1),
+    "reg4x4": ("matmul", "reg4x4", 32, 32, MAX_LOOP - 64, 1),
+    "naive": ("matmul", "naive", 1, 1, MAX_LOOP - 16, 1),
+}
+"""float32 / int32 / uint32 / f16 matmul kernels of matmul.wgsl: tiled (workgroup memory,
+64 x 64 tiles, 8 x 8 outputs per thread), reg4x4 / reg8x4 (registers only, 4 x 4 / 8 x 4
+outputs per thread), naive (one thread per output)."""
+_MM_KC = {k: v[4] for k, v in MATMUL_VARIANTS.items()}  # (tests patch this to force splits)
 _MM_SPLIT_MIN = 1024
 
 
 def _matmul(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int, K: int, N: int,
-            sa: int, sb: int, entry: str) -> Buffer:
+            sa: int, sb: int, variant: str) -> Buffer:
     _check_gpu(device, "matmul")
     _dims("matmul", batch=batch, M=M, K=K, N=N, a_batch_stride=sa, b_batch_stride=sb)
     T = _wgsl(device, dt, "matmul")
     A = "f32" if T == "f16" else T
+    family, entry, tm_rows, tn_cols, kc_max, kmul = MATMUL_VARIANTS[variant]
     count = batch * M * N
     if count == 0:
         return device.malloc(0)
-    tiles_m, tiles_n = _cdiv(M, 64), _cdiv(N, 64)
-    per_chunk = batch * tiles_m * tiles_n if entry == "tiled" else count
-    nk = max(1, _cdiv(K, _MM_KC[entry]))
+    per_thread = entry == "naive"
+    tiles_m, tiles_n = _cdiv(M, tm_rows), _cdiv(N, tn_cols)
+    per_chunk = count if per_thread else batch * tiles_m * tiles_n
+    kc_max = _MM_KC.get(variant, kc_max)
+    nk = max(1, _cdiv(K, kc_max))
     if nk > 1:
         # split anyway: also spread a thin product's long K over more invocations (at least
         # _MM_SPLIT_MIN of k each), up to about _TARGET_THREADS threads (naive) or
         # _TARGET_GROUPS / 8 workgroups (tiled)
-        want = _cdiv(_TARGET_THREADS, count) if entry == "naive" else _cdiv(_TARGET_GROUPS // 8,
-                                                                            per_chunk)
+        want = _cdiv(_TARGET_THREADS, count) if per_thread else _cdiv(_TARGET_GROUPS // 8,
+                                                                       per_chunk)
         nk = max(nk, min(_cdiv(K, _MM_SPLIT_MIN), want))
     kc = _cdiv(K, nk)
-    if entry == "tiled":
-        kc = _cdiv(kc, _MM_TK) * _MM_TK
+    kc = _cdiv(kc, kmul) * kmul
     nk = max(1, _cdiv(K, kc)) if kc else 1
 
     def record(out: Buffer, out_t: str, c0: int, nkc: int, s0: int) -> None:
         total = per_chunk * nkc
-        grid = _groups(device, total) if entry == "tiled" else _threads(device, total)
+        grid = _threads(device, total) if per_thread else _groups(device, total)
         params = pack("13I12x", M, K, N, batch, sa, sb, tiles_m, tiles_n, total, max(kc, 1), c0,
                       s0, nkc)
-        _dispatch(device, "matmul", {"T": T, "A": A, "O": out_t}, entry, [(0, a), (1, b), (2, out)],
+        _dispatch(device, family, {"T": T, "A": A, "O": out_t}, entry, [(0, a), (1, b), (2, out)],
                   params, 3, grid)
 
     with device._lock:
@@ -677,16 +697,65 @@ def _matmul(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int,
 
 @_locked
 def matmul(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int, K: int, N: int,
-           a_batch_stride: int, b_batch_stride: int) -> Buffer:
+           a_batch_stride: int, b_batch_stride: int, variant: str | None = None) -> Buffer:
     """Batched ``a @ b``: a (batch, M, K), b (batch, K, N) row-major -> (batch, M, N).
 
     Matrix i of a starts at element ``i * a_batch_stride`` (0 broadcasts one matrix), of b
-    at ``i * b_batch_stride``. Tiled kernel (64x64 tiles, 4x4 outputs per thread); thin
-    products (M or N below 16) use the one-thread-per-output kernel. f16 accumulates
+    at ``i * b_batch_stride``. ``variant`` (else the pinned one, see
+    :func:`set_matmul_variant`) picks a kernel of :data:`MATMUL_VARIANTS`; by default u16x4
+    (vec4 loads, 16 rows x 4 columns per thread in registers, workgroup-uniform a loads;
+    the fastest on lavapipe, docs/performance.md) where K and N are multiples of 4
+    and the dtype is 32-bit, else tiled; thin products (M or N below 16) run naive. f16 accumulates
     in f32; i32/u32 wrap; ``K == 0`` gives zeros.
     """
-    entry = "naive" if min(M, N) < 16 else "tiled"
-    return _matmul(device, a, b, dt, batch, M, K, N, a_batch_stride, b_batch_stride, entry)
+    name = variant if variant is not None else _pinned_variant()
+    v4_ok = (dt.wgsl in ("f32", "i32", "u32") and K % 4 == 0 and N % 4 == 0
+             and a_batch_stride % 4 == 0 and b_batch_stride % 4 == 0)
+    if name is not None and (MATMUL_VARIANTS[name][0] != "matmul_v4" or v4_ok):
+        return _matmul(device, a, b, dt, batch, M, K, N, a_batch_stride, b_batch_stride, name)
+    if min(M, N) < 16:
+        name = "naive"
+    else:
+        name = "u16x4" if v4_ok else "tiled"
+    return _matmul(device, a, b, dt, batch, M, K, N, a_batch_stride, b_batch_stride, name)
+
+
+MATMUL_VARIANT_ENV = "PYACCEL_MATMUL_VARIANT"
+_PIN: list[str | None] = [None]
+
+
+def _check_variant(name: str) -> str:
+    if name not in MATMUL_VARIANTS:
+        raise ValueError(f"unknown matmul variant {name!r}; the variants are "
+                         f"{', '.join(MATMUL_VARIANTS)}")
+    return name
+
+
+def set_matmul_variant(name: str | None) -> None:
+    """Pin the matmul kernel variant (a key of :data:`MATMUL_VARIANTS`) for every later
+    matmul, or ``None`` to go back to the default choice (then ``$PYACCEL_MATMUL_VARIANT``
+    if set). A vec4 variant (``v8x4``, ``v4x4``, ``u16x4``) falls back to the default for
+    products it cannot take (K or N not a multiple of 4, f16)."""
+    _PIN[0] = None if name is None else _check_variant(name)
+
+
+def _pinned_variant() -> str | None:
+    if _PIN[0] is not None:
+        return _PIN[0]
+    env = os.environ.get(MATMUL_VARIANT_ENV, "")
+    return _check_variant(env) if env else None
+
+
+def matmul_variant(device: Device, M: int, K: int, N: int, dt: DType | None = None) -> str:
+    """Name of the variant :func:`matmul` runs for one (M, K) @ (K, N) product."""
+    name = _pinned_variant()
+    t = dt.wgsl if dt is not None else "f32"
+    v4_ok = t in ("f32", "i32", "u32") and K % 4 == 0 and N % 4 == 0
+    if name is not None and (MATMUL_VARIANTS[name][0] != "matmul_v4" or v4_ok):
+        return name
+    if min(M, N) < 16:
+        return "naive"
+    return "u16x4" if v4_ok else "tiled"
 
 
 @_locked
@@ -968,6 +1037,7 @@ def sort_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, descendi
 
 
 __all__ = [
-    "REDUCE_OPS", "cumsum_axis", "searchsorted", "logsumexp_rows", "matmul", "matmul_naive", "mean_axis",
+    "REDUCE_OPS", "cumsum_axis", "searchsorted", "logsumexp_rows", "matmul", "matmul_naive",
+    "MATMUL_VARIANTS", "matmul_variant", "set_matmul_variant", "mean_axis",
     "matmul_wide", "reduce_axis", "softmax_rows", "sort_axis", "sort_wide", "sum64_axis", "var_axis",
 ]

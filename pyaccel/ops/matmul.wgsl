@@ -166,3 +166,109 @@ fn naive(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
     }
     out[t + P.s0 * P.batch * P.M * P.N] = O(acc);
 }
+
+// reg4x4 / reg8x4: no workgroup memory (on CPU-like adapters the caches do what it would);
+// a workgroup of 64 threads (8 x 8) covers a (8 R) x 32 output tile, thread (tx, ty) the R
+// rows m0 + ty + 8 i (i < R) and the 4 columns n0 + tx + 8 j (j < 4), so adjacent threads
+// read and write adjacent columns. Loads past M or N are clamped to the last row / column
+// (in bounds, never stored), so the k loop has no branches; one iteration per k.
+fn rd_a(base: u32, m: u32, k: u32) -> A {
+    return A(a[base + min(m, P.M - 1u) * P.K + k]);
+}
+
+fn rd_b4(base: u32, k: u32, n0: u32) -> vec4<A> {
+    let r = base + k * P.N;
+    let last = P.N - 1u;
+    return vec4<A>(A(b[r + min(n0, last)]), A(b[r + min(n0 + 8u, last)]),
+                   A(b[r + min(n0 + 16u, last)]), A(b[r + min(n0 + 24u, last)]));
+}
+
+fn st4(obase: u32, m: u32, n0: u32, v: vec4<A>) {
+    if m >= P.M {
+        return;
+    }
+    let o = obase + m * P.N;
+    if n0 < P.N { out[o + n0] = O(v.x); }
+    if n0 + 8u < P.N { out[o + n0 + 8u] = O(v.y); }
+    if n0 + 16u < P.N { out[o + n0 + 16u] = O(v.z); }
+    if n0 + 24u < P.N { out[o + n0 + 24u] = O(v.w); }
+}
+
+struct Tile {
+    m0: u32,
+    n0: u32,
+    abase: u32,
+    bbase: u32,
+    obase: u32,
+    kbeg: u32,
+    kend: u32,
+}
+
+fn tile_of(g: u32, tm_rows: u32) -> Tile {
+    let tn = g % P.tiles_n;
+    let r = g / P.tiles_n;
+    let tm = r % P.tiles_m;
+    let r2 = r / P.tiles_m;
+    let bz = r2 % P.batch;
+    let ci = r2 / P.batch;
+    let kbeg = (P.c0 + ci) * P.kc;
+    return Tile(tm * tm_rows, tn * 32u, bz * P.sa, bz * P.sb,
+                ((P.s0 + ci) * P.batch + bz) * P.M * P.N, kbeg, min(P.K, kbeg + P.kc));
+}
+
+@compute @workgroup_size(64)
+fn reg4x4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+          @builtin(local_invocation_index) lid: u32) {
+    let g = wid.x + wid.y * nwg.x;
+    if g >= P.total {
+        return;
+    }
+    let t = tile_of(g, 32u);
+    let m = t.m0 + lid / 8u;
+    let n = t.n0 + lid % 8u;
+    var c0 = vec4<A>(); var c1 = vec4<A>(); var c2 = vec4<A>(); var c3 = vec4<A>();
+    for (var k = t.kbeg; k < t.kend; k += 1u) {
+        let bv = rd_b4(t.bbase, k, n);
+        c0 += rd_a(t.abase, m, k) * bv;
+        c1 += rd_a(t.abase, m + 8u, k) * bv;
+        c2 += rd_a(t.abase, m + 16u, k) * bv;
+        c3 += rd_a(t.abase, m + 24u, k) * bv;
+    }
+    st4(t.obase, m, n, c0);
+    st4(t.obase, m + 8u, n, c1);
+    st4(t.obase, m + 16u, n, c2);
+    st4(t.obase, m + 24u, n, c3);
+}
+
+@compute @workgroup_size(64)
+fn reg8x4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+          @builtin(local_invocation_index) lid: u32) {
+    let g = wid.x + wid.y * nwg.x;
+    if g >= P.total {
+        return;
+    }
+    let t = tile_of(g, 64u);
+    let m = t.m0 + lid / 8u;
+    let n = t.n0 + lid % 8u;
+    var c0 = vec4<A>(); var c1 = vec4<A>(); var c2 = vec4<A>(); var c3 = vec4<A>();
+    var c4 = vec4<A>(); var c5 = vec4<A>(); var c6 = vec4<A>(); var c7 = vec4<A>();
+    for (var k = t.kbeg; k < t.kend; k += 1u) {
+        let bv = rd_b4(t.bbase, k, n);
+        c0 += rd_a(t.abase, m, k) * bv;
+        c1 += rd_a(t.abase, m + 8u, k) * bv;
+        c2 += rd_a(t.abase, m + 16u, k) * bv;
+        c3 += rd_a(t.abase, m + 24u, k) * bv;
+        c4 += rd_a(t.abase, m + 32u, k) * bv;
+        c5 += rd_a(t.abase, m + 40u, k) * bv;
+        c6 += rd_a(t.abase, m + 48u, k) * bv;
+        c7 += rd_a(t.abase, m + 56u, k) * bv;
+    }
+    st4(t.obase, m, n, c0);
+    st4(t.obase, m + 8u, n, c1);
+    st4(t.obase, m + 16u, n, c2);
+    st4(t.obase, m + 24u, n, c3);
+    st4(t.obase, m + 32u, n, c4);
+    st4(t.obase, m + 40u, n, c5);
+    st4(t.obase, m + 48u, n, c6);
+    st4(t.obase, m + 56u, n, c7);
+}

@@ -41,7 +41,7 @@ FAMILIES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "gather": ("elementwise",),  # strided / broadcast / indexed copies (indexing, manipulation)
     "reduction": ("prelude", "reduce", "reduce64", "argreduce"),  # pyaccel.ops.gpu_kernels (prelude.wgsl: shared)
     "scan": ("prelude", "scan"),
-    "matmul": ("matmul",),
+    "matmul": ("matmul", "matmul_v4"),
     "softmax": ("softmax",),
     "sort": ("sort",),
     "search": ("search",),  # searchsorted (binary search per value), isin
