@@ -3,8 +3,9 @@
 same call on NumPy arrays (fresh random data) and checked to return pyaccel arrays on that device.
 
 SciPy creates some intermediate arrays without ``device=`` (e.g. ``stats.pearsonr`` makes
-``n = xp.asarray(length, dtype=x.dtype)``); its own GPU test suite sets the default device
-(``torch.set_default_device``). The tests do the same with ``pyaccel.using(device)``.
+``n = xp.asarray(length, dtype=x.dtype)``); pyaccel's uncommitted-device rule (docs/arrays.md)
+moves them to the device of the arrays they meet, so the calls run as SciPy makes them, with
+no default device set around them.
 """
 
 from __future__ import annotations
@@ -59,10 +60,21 @@ def _host(r):
     return np.asarray(r)
 
 
+# Called without a default device, these return their result on cpu:0 for GPU inputs (SciPy's
+# path for namespaces it does not special-case makes the result with xp.asarray and no device=,
+# and an uncommitted array that meets no committed one stays on the default device): known,
+# reported here (strict: a fix shows as XPASS), not hidden behind pyaccel.using.
+RESULT_ON_DEFAULT_DEVICE = {"cluster.vq.vq", "signal.convolve", "signal.correlate", "signal.detrend",
+                            "special.erf", "special.expit", "special.ndtr", "stats.entropy"}
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_scipy_function(name: str, dtype: str, device, rng) -> None:
+def test_scipy_function(name: str, dtype: str, device, rng, request) -> None:
     assert os.environ.get("SCIPY_ARRAY_API") == "1"
+    if name in RESULT_ON_DEFAULT_DEVICE and not device.uri.startswith("cpu:"):
+        request.applymarker(pytest.mark.xfail(strict=True, reason=(
+            f"{name}: the result lands on the default device cpu:0 when called without pyaccel.using")))
     if dtype not in {d.name for d in xp.__array_namespace_info__().dtypes(device=device).values()}:
         pytest.fail(f"{device.uri} does not hold {dtype}")
     a = rng.standard_normal(64).astype(dtype)
@@ -72,8 +84,7 @@ def test_scipy_function(name: str, dtype: str, device, rng) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ref = np.asarray(f(lambda v: np.asarray(v), a, b, m))
-        with xp.using(device):
-            out = f(lambda v: xp.asarray(v, device=device), a, b, m)
+        out = f(lambda v: xp.asarray(v, device=device), a, b, m)
     assert isinstance(out, xp.Array), f"{name} returned {type(out).__name__}, not a pyaccel Array"
     assert out.device == device, f"{name} result is on {out.device.uri}, not {device.uri}"
     got = _host(out)
