@@ -195,6 +195,15 @@ def set_matmul_variant(name: str | None) -> None:
     gpu_kernels.set_matmul_variant(name)
 
 
+def set_matmul_autotune(on: bool | None) -> None:
+    """Turn the per-adapter timing of the matmul variants on first use (on by default; its
+    choices are cached under ``$PYACCEL_CACHE_DIR``) on or off for this process; ``None``
+    goes back to ``$PYACCEL_AUTOTUNE`` (``0`` turns it off). docs/performance.md."""
+    from .ops import autotune
+
+    autotune.set_autotune(on)
+
+
 def __getattr__(name: str) -> object:
     if name in _LAZY_SUBMODULES:
         import importlib

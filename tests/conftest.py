@@ -20,6 +20,9 @@
   every worker is its own process, so the session fixtures (open devices, the browser
   page) exist once per worker; no test depends on another's order or process. The
   terminal summary reports the peak resident memory of every test process.
+* ``PYACCEL_CACHE_DIR`` is a fresh temporary dir per test process and ``PYACCEL_AUTOTUNE``
+  defaults to ``0`` (static matmul kernels; ``tests/backends/test_matmul_autotune.py`` turns
+  tuning on where it tests it).
 """
 
 from __future__ import annotations
@@ -29,6 +32,17 @@ import sys
 
 # SciPy reads this once, at import: its array-API dispatch (tests/clients) needs it set first
 os.environ.setdefault("SCIPY_ARRAY_API", "1")
+
+# matmul autotune (pyaccel/ops/autotune.py): test processes never write into the user's cache
+# dir (a fresh temporary one per test process, inherited by the subprocesses tests start), and
+# run the static default kernels unless a test turns tuning on
+# (tests/backends/test_matmul_autotune.py); PYACCEL_AUTOTUNE=1 in the environment tunes
+# everywhere
+if "PYACCEL_TEST_KEEP_CACHE_DIR" not in os.environ:
+    import tempfile
+
+    os.environ["PYACCEL_CACHE_DIR"] = tempfile.mkdtemp(prefix="pyaccel-test-cache-")
+os.environ.setdefault("PYACCEL_AUTOTUNE", "0")
 
 import pytest
 

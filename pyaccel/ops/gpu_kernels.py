@@ -25,8 +25,10 @@ constants; entry points bind explicit binding numbers, see :func:`_dispatch`):
   (``cumulative_prod``) with the same plans.
 * ``search.wgsl`` — :func:`searchsorted`: one binary search (at most 33 steps) per value.
 * ``matmul.wgsl``, ``matmul_v4.wgsl`` — :func:`matmul`, one of :data:`MATMUL_VARIANTS`
-  (u16x4 by default: vec4 loads, 16 x 4 outputs per thread; tiled: 64x64 tiles in workgroup
-  memory; pinned with :func:`set_matmul_variant` / ``$PYACCEL_MATMUL_VARIANT``);
+  (chosen per adapter, dtype and size class by timing them on first use, cached on disk:
+  :mod:`pyaccel.ops.autotune`; static default u16x4: vec4 loads, 16 x 4 outputs per thread;
+  tiled: 64x64 tiles in workgroup memory; pinned with :func:`set_matmul_variant` /
+  ``$PYACCEL_MATMUL_VARIANT``);
   :func:`matmul_naive`. A K longer than one
   invocation may loop over (:data:`MAX_LOOP`) is split into chunks whose partial products
   (accumulator type) a reduce pass sums.
@@ -60,6 +62,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -702,22 +705,64 @@ def matmul(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int, 
 
     Matrix i of a starts at element ``i * a_batch_stride`` (0 broadcasts one matrix), of b
     at ``i * b_batch_stride``. ``variant`` (else the pinned one, see
-    :func:`set_matmul_variant`) picks a kernel of :data:`MATMUL_VARIANTS`; by default u16x4
-    (vec4 loads, 16 rows x 4 columns per thread in registers, workgroup-uniform a loads;
-    the fastest on lavapipe, docs/performance.md) where K and N are multiples of 4
-    and the dtype is 32-bit, else tiled; thin products (M or N below 16) run naive. f16 accumulates
+    :func:`set_matmul_variant`) picks a kernel of :data:`MATMUL_VARIANTS`; unpinned, thin
+    products (M or N below 16) run naive and the others the variant autotuned for this
+    adapter, dtype and size class (:mod:`pyaccel.ops.autotune`; ``PYACCEL_AUTOTUNE=0``: the
+    static default, u16x4 where K and N are multiples of 4 and the dtype is 32-bit, else
+    tiled). f16 accumulates
     in f32; i32/u32 wrap; ``K == 0`` gives zeros.
     """
     name = variant if variant is not None else _pinned_variant()
     v4_ok = (dt.wgsl in ("f32", "i32", "u32") and K % 4 == 0 and N % 4 == 0
              and a_batch_stride % 4 == 0 and b_batch_stride % 4 == 0)
-    if name is not None and (MATMUL_VARIANTS[name][0] != "matmul_v4" or v4_ok):
-        return _matmul(device, a, b, dt, batch, M, K, N, a_batch_stride, b_batch_stride, name)
-    if min(M, N) < 16:
-        name = "naive"
-    else:
-        name = "u16x4" if v4_ok else "tiled"
+    if name is None or not (MATMUL_VARIANTS[name][0] != "matmul_v4" or v4_ok):
+        name = _choose(device, dt, M, K, N, v4_ok)
     return _matmul(device, a, b, dt, batch, M, K, N, a_batch_stride, b_batch_stride, name)
+
+
+def _static_choice(M: int, N: int, v4_ok: bool) -> str:
+    if min(M, N) < 16:
+        return "naive"
+    return "u16x4" if v4_ok else "tiled"
+
+
+def _choose(device: Device, dt: DType, M: int, K: int, N: int, v4_ok: bool) -> str:
+    """The unpinned choice: naive for thin products, else the autotuned variant of this
+    adapter, dtype and size class (:mod:`pyaccel.ops.autotune`), else the static default."""
+    static = _static_choice(M, N, v4_ok)
+    if static == "naive" or K == 0:
+        return static
+    from . import autotune
+
+    if not autotune.enabled():
+        return static
+    held: dict[tuple[int, int, int], tuple[Buffer, Buffer]] = {}
+    size = _size(_wgsl(device, dt, "matmul"))
+
+    def timer(name: str, shape: tuple[int, int, int]) -> float:
+        m, k, n = shape
+        if shape not in held:
+            bufs = (device.malloc(m * k * size), device.malloc(k * n * size))
+            for buf in bufs:
+                buf.write(bytes(buf.nbytes))
+            held[shape] = bufs
+        xa, xb = held[shape]
+        device.synchronize()
+        t = time.perf_counter()
+        out = _matmul(device, xa, xb, dt, 1, m, k, n, 0, 0, name)
+        device.synchronize()
+        t = time.perf_counter() - t
+        out.free()
+        return t
+
+    try:
+        with device._lock:
+            tuned = autotune.choose(device, dt.wgsl, v4_ok, M, K, N, timer)
+    finally:
+        for bufs in held.values():
+            for buf in bufs:
+                buf.free()
+    return tuned or static
 
 
 MATMUL_VARIANT_ENV = "PYACCEL_MATMUL_VARIANT"
@@ -747,15 +792,14 @@ def _pinned_variant() -> str | None:
 
 
 def matmul_variant(device: Device, M: int, K: int, N: int, dt: DType | None = None) -> str:
-    """Name of the variant :func:`matmul` runs for one (M, K) @ (K, N) product."""
+    """Name of the variant :func:`matmul` runs for one (M, K) @ (K, N) product (tuning it
+    first when autotuning is on and this class was not tuned yet)."""
     name = _pinned_variant()
-    t = dt.wgsl if dt is not None else "f32"
-    v4_ok = t in ("f32", "i32", "u32") and K % 4 == 0 and N % 4 == 0
+    dt = dt if dt is not None else float32
+    v4_ok = dt.wgsl in ("f32", "i32", "u32") and K % 4 == 0 and N % 4 == 0
     if name is not None and (MATMUL_VARIANTS[name][0] != "matmul_v4" or v4_ok):
         return name
-    if min(M, N) < 16:
-        return "naive"
-    return "u16x4" if v4_ok else "tiled"
+    return _choose(device, dt, M, K, N, v4_ok)
 
 
 @_locked
