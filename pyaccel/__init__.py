@@ -186,7 +186,8 @@ _LAZY_SUBMODULES = ("testing", "extras")
 
 
 def set_matmul_variant(name: str | None) -> None:
-    """Pin the GPU float32/int32 matmul kernel (``"v8x4"``, ``"v4x4"``, ``"u16x4"``,
+    """Pin the GPU float32/int32 matmul kernel (``"u16x8"``, ``"u16x16"``,
+    ``"v8x4"``, ``"v4x4"``, ``"u16x4"``,
     ``"tiled"``, ``"reg8x4"``, ``"reg4x4"``, ``"naive"``) for every later product, or go back
     to the default choice with ``None`` (``$PYACCEL_MATMUL_VARIANT`` pins one too); an
     unknown name raises ValueError listing the names. docs/performance.md compares them."""

@@ -1,4 +1,8 @@
-"""The ``pyaccel`` command: ``devices``, ``info [URI]``, ``doctor``, ``bench``, ``demo``."""
+"""The ``pyaccel`` command: ``devices``, ``info [URI]``, ``doctor``, ``bench``, ``demo``.
+
+``bench`` first prints the adapter's limits (FMA peak, copy bandwidth; raw wgpu-py,
+:mod:`pyaccel.ops.adapter_limits`) beside pyaccel's float32 matmul and add as % of them.
+"""
 
 from __future__ import annotations
 
@@ -110,25 +114,60 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(args.device)
 
 
+def _ints(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: want comma-separated integers, e.g. 256,512") from None
+
+
+def cmd_limits(args: argparse.Namespace) -> int:
+    """The adapter's FMA peak and copy bandwidth (raw wgpu-py) beside pyaccel's matmul and add."""
+    from .ops import adapter_limits
+
+    dev = registry.device(args.device) if args.device else _default_gpu()
+    if dev is None:
+        print("pyaccel bench: no GPU device for the adapter limits (pyaccel devices lists "
+              "cpu only); pass --device URI", file=sys.stderr)
+        return 1
+    sizes = args.sizes or ((256,) if args.quick else (256, 512, 1024))
+    add_n = args.add_size or ((1 << 20) if args.quick else (1 << 22))
+    res = adapter_limits.measure(dev, sizes=sizes, add_n=add_n, quick=args.quick)
+    print(adapter_limits.format_report(res), flush=True)
+    return 0
+
+
+def _default_gpu():  # noqa: ANN202 - a Device or None
+    for d in registry.devices():
+        if d.api != "cpu":
+            return registry.device(d.uri)
+    return None
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
-    """Run the benchmark suite (needs the repository's benchmarks/ folder)."""
+    """The adapter limits (any install), then the benchmark suite (a source checkout)."""
+    rc = cmd_limits(args)
+    if args.limits_only:
+        return rc
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     bench_dir = os.path.join(here, "benchmarks")
     if not os.path.isdir(bench_dir):
-        print("pyaccel bench needs a source checkout (the benchmarks/ folder); "
+        print("pyaccel bench: the benchmark suite needs a source checkout (the benchmarks/ folder); "
               "clone the repository and run it from there", file=sys.stderr)
         return 2
     sys.path.insert(0, here)
     import runpy
 
     argv = ["benchmarks/run_all.py"] + (["--quick"] if args.quick else [])
+    if args.device:
+        argv += ["--device", args.device]
     old = sys.argv
     sys.argv = argv
     try:
         runpy.run_path(os.path.join(bench_dir, "run_all.py"), run_name="__main__")
     finally:
         sys.argv = old
-    return 0
+    return rc
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -138,8 +177,16 @@ def main(argv: list[str] | None = None) -> int:
     pi = sub.add_parser("info", help="full report of a device")
     pi.add_argument("uri", nargs="?", help="device URI (default: the default device)")
     sub.add_parser("doctor", help="diagnose backends and print the fixes")
-    pb = sub.add_parser("bench", help="run the benchmarks (source checkout)")
-    pb.add_argument("--quick", action="store_true")
+    pb = sub.add_parser("bench", help="adapter limits vs pyaccel's matmul and add, then the "
+                        "benchmark suite (source checkout)")
+    pb.add_argument("--quick", action="store_true", help="fewer repeats and sizes")
+    pb.add_argument("--device", default=None, help="device URI (default: the first GPU device)")
+    pb.add_argument("--limits-only", action="store_true",
+                    help="only the adapter limits and pyaccel's fraction of them")
+    pb.add_argument("--sizes", type=_ints, default=None,
+                    help="matmul sizes n (n x n float32), comma-separated (default 256,512,1024)")
+    pb.add_argument("--add-size", type=int, default=None,
+                    help="elements of the float32 add (default 2**22; --quick 2**20)")
     pd = sub.add_parser("demo", help="run a computation on the best device, checked against NumPy")
     pd.add_argument("--device", default=None, help="device URI (default: best device)")
     args = p.parse_args(argv)

@@ -17,7 +17,7 @@ choice instead of timing (:func:`stats` counts both).
   also leaves the choices in memory only (never an error); a corrupt cache file is ignored
   with a warning and rewritten.
 * ``PYACCEL_AUTOTUNE=0`` (or ``set_autotune(False)``): no timing, the static default
-  (u16x4 where the vec4 kernels apply, tiled otherwise).
+  (u16x8 where the vec4 kernels apply, tiled otherwise).
 * ``PYACCEL_MATMUL_VARIANT`` / :func:`pyaccel.set_matmul_variant` pin a variant; a pin
   wins over the tuned choice (deterministic runs, CI).
 
@@ -56,7 +56,7 @@ _SMALL_MAX = 128 ** 3
 _MEDIUM_MAX = 512 ** 3
 
 # candidates, the static default first (it is timed first, so a short budget keeps it)
-V4_CANDIDATES = ("u16x4", "v8x4", "reg8x4", "v4x4", "tiled")
+V4_CANDIDATES = ("u16x8", "u16x16", "u16x4", "v8x4", "tiled")
 SCALAR_CANDIDATES = ("tiled", "reg8x4", "reg4x4")
 
 _lock = threading.RLock()
@@ -239,13 +239,16 @@ def budget_ms() -> float:
 
 
 def choose(device: Any, dtype_wgsl: str, v4: bool, M: int, K: int, N: int,
-           timer: Callable[[str, tuple[int, int, int]], float]) -> str | None:
+           timer: Callable[[str, tuple[int, int, int]], float], first: str | None = None) -> str | None:
     """The tuned variant for this product's class on ``device`` (timing the candidates with
     ``timer(variant, (M, K, N)) -> seconds`` the first time), or ``None`` when autotuning
-    is off. The caller holds the device lock."""
+    is off. ``first`` (the static default) is timed first, so a short budget keeps it; a
+    failed tuning returns it. The caller holds the device lock."""
     if not enabled():
         return None
     names = V4_CANDIDATES if v4 else SCALAR_CANDIDATES
+    if first in names:
+        names = (first,) + tuple(n for n in names if n != first)
     ckey = class_key(dtype_wgsl, v4, M, K, N)
     with _lock:
         akey = adapter_key(device)

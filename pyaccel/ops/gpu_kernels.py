@@ -26,7 +26,7 @@ constants; entry points bind explicit binding numbers, see :func:`_dispatch`):
 * ``search.wgsl`` — :func:`searchsorted`: one binary search (at most 33 steps) per value.
 * ``matmul.wgsl``, ``matmul_v4.wgsl`` — :func:`matmul`, one of :data:`MATMUL_VARIANTS`
   (chosen per adapter, dtype and size class by timing them on first use, cached on disk:
-  :mod:`pyaccel.ops.autotune`; static default u16x4: vec4 loads, 16 x 4 outputs per thread;
+  :mod:`pyaccel.ops.autotune`; static default u16x8: vec4 loads, 16 x 8 outputs per thread;
   tiled: 64x64 tiles in workgroup memory; pinned with :func:`set_matmul_variant` /
   ``$PYACCEL_MATMUL_VARIANT``);
   :func:`matmul_naive`. A K longer than one
@@ -619,7 +619,9 @@ def searchsorted(device: Device, a: Buffer, v: Buffer, dt: DType, n: int, m: int
 _MM_TK = 16
 MATMUL_VARIANTS: dict[str, tuple[str, str, int, int, int, int]] = {
     # name: (WGSL family, entry, tile rows, tile columns, max K per invocation, K multiple)
-    "u16x4": ("matmul_v4", "u16x4", 16, 128, (MAX_LOOP - 64) * 4 // 17, 4),  # default
+    "u16x8": ("matmul_v4", "u16x8", 16, 256, (MAX_LOOP - 64) * 4, 4),  # static default
+    "u16x16": ("matmul_v4", "u16x16", 16, 512, (MAX_LOOP - 64) * 4, 4),
+    "u16x4": ("matmul_v4", "u16x4", 16, 128, (MAX_LOOP - 64) * 4 // 17, 4),
     "v8x4": ("matmul_v4", "v8x4", 64, 32, (MAX_LOOP - 64) * 4, 4),
     "v4x4": ("matmul_v4", "v4x4", 32, 32, (MAX_LOOP - 64) * 4, 4),
     "tiled": ("matmul", "tiled", 64, 64, (MAX_LOOP - 256) // (3 * _MM_TK + 4) * _MM_TK, _MM_TK),
@@ -627,9 +629,11 @@ MATMUL_VARIANTS: dict[str, tuple[str, str, int, int, int, int]] = {
     "reg4x4": ("matmul", "reg4x4", 32, 32, MAX_LOOP - 64, 1),
     "naive": ("matmul", "naive", 1, 1, MAX_LOOP - 16, 1),
 }
-"""float32 / int32 / uint32 / f16 matmul kernels of matmul.wgsl: tiled (workgroup memory,
-64 x 64 tiles, 8 x 8 outputs per thread), reg4x4 / reg8x4 (registers only, 4 x 4 / 8 x 4
-outputs per thread), naive (one thread per output)."""
+"""float32 / int32 / uint32 / f16 matmul kernels: of matmul_v4.wgsl (vec4 loads; K, N
+multiples of 4, 32-bit types) u16x8 / u16x16 / u16x4 (16 workgroup-uniform rows x 8 / 16 / 4
+columns per thread), v8x4 / v4x4; of matmul.wgsl tiled (workgroup memory, 64 x 64 tiles,
+8 x 8 outputs per thread), reg4x4 / reg8x4 (registers only, 4 x 4 / 8 x 4 outputs per
+thread), naive (one thread per output). docs/performance.md compares them."""
 _MM_KC = {k: v[4] for k, v in MATMUL_VARIANTS.items()}  # (tests patch this to force splits)
 _MM_SPLIT_MIN = 1024
 
@@ -708,7 +712,7 @@ def matmul(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int, 
     :func:`set_matmul_variant`) picks a kernel of :data:`MATMUL_VARIANTS`; unpinned, thin
     products (M or N below 16) run naive and the others the variant autotuned for this
     adapter, dtype and size class (:mod:`pyaccel.ops.autotune`; ``PYACCEL_AUTOTUNE=0``: the
-    static default, u16x4 where K and N are multiples of 4 and the dtype is 32-bit, else
+    static default, u16x8 where K and N are multiples of 4 and the dtype is 32-bit, else
     tiled). f16 accumulates
     in f32; i32/u32 wrap; ``K == 0`` gives zeros.
     """
@@ -720,17 +724,21 @@ def matmul(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int, 
     return _matmul(device, a, b, dt, batch, M, K, N, a_batch_stride, b_batch_stride, name)
 
 
-def _static_choice(M: int, N: int, v4_ok: bool) -> str:
+def _static_choice(M: int, K: int, N: int, v4_ok: bool) -> str:
+    """Without tuning: naive for thin products, u16x8 for vec4-able products past 128^3
+    (u16x4 below: u16x8's 16 x 256 tiles leave too few workgroups), else tiled."""
     if min(M, N) < 16:
         return "naive"
-    return "u16x4" if v4_ok else "tiled"
+    if not v4_ok:
+        return "tiled"
+    return "u16x8" if M * K * N > 128 ** 3 else "u16x4"
 
 
 def _choose(device: Device, dt: DType, M: int, K: int, N: int, v4_ok: bool) -> str:
     """The unpinned choice: naive for thin products, else the autotuned variant of this
     adapter, dtype and size class (:mod:`pyaccel.ops.autotune`), else the static default."""
-    static = _static_choice(M, N, v4_ok)
-    if static == "naive" or K == 0:
+    static = _static_choice(M, K, N, v4_ok)
+    if static == "naive" or K == 0 or device is None:
         return static
     from . import autotune
 
@@ -757,7 +765,7 @@ def _choose(device: Device, dt: DType, M: int, K: int, N: int, v4_ok: bool) -> s
 
     try:
         with device._lock:
-            tuned = autotune.choose(device, dt.wgsl, v4_ok, M, K, N, timer)
+            tuned = autotune.choose(device, dt.wgsl, v4_ok, M, K, N, timer, first=static)
     finally:
         for bufs in held.values():
             for buf in bufs:

@@ -79,3 +79,38 @@ def test_demo_checks_every_gpu_against_numpy() -> None:
 def test_python_dash_m_without_command_prints_help() -> None:
     p = run_cli()
     assert p.returncode == 0 and "devices" in p.stdout and "doctor" in p.stdout
+
+
+def _num(line: str, unit: str) -> float:
+    return float(line.split(unit)[0].split()[-1])
+
+
+def test_bench_prints_adapter_limits_and_pyaccel_fractions() -> None:
+    """``pyaccel bench --limits-only`` (cheap sizes): the FMA peak and copy bandwidth through
+    raw wgpu-py, and matmul / add as % of them, consistent with the printed figures."""
+    gpus = [d.uri for d in pyaccel.devices() if d.api != "cpu"]
+    if not gpus:
+        pytest.skip("no GPU device (pyaccel.devices() lists cpu only)")
+    p = run_cli("bench", "--limits-only", "--quick", "--device", gpus[0], "--sizes", "64,128",
+                "--add-size", "65536")
+    assert p.returncode == 0, p.stdout + p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0].startswith(f"Adapter limits and pyaccel against them: {gpus[0]} = "), p.stdout
+    peak = _num(next(ln for ln in lines if "FMA peak (raw wgpu-py)" in ln), "GFLOP/s")
+    copy = _num(next(ln for ln in lines if "copy bandwidth (raw wgpu-py)" in ln), "GB/s")
+    assert peak > 0 and copy > 0
+    mm = [ln for ln in lines if ln.strip().startswith("matmul float32")]
+    assert [int(ln.split()[2].rstrip("^2")) for ln in mm] == [64, 128], p.stdout
+    for ln in mm:
+        gf, pct = _num(ln, "GFLOP/s"), _num(ln, "% of FMA peak")
+        assert gf > 0 and abs(pct - 100 * gf / peak) <= 0.06 + 0.01 * pct, ln
+        assert "variant " in ln
+    add = next(ln for ln in lines if ln.strip().startswith("add float32"))
+    gbs, pct = _num(add, "GB/s"), _num(add, "% of copy")
+    assert gbs > 0 and abs(pct - 100 * gbs / copy) <= 0.06 + 0.01 * pct, add
+    assert "65,536" in add
+
+
+def test_bench_rejects_bad_sizes() -> None:
+    p = run_cli("bench", "--limits-only", "--sizes", "64,big")
+    assert p.returncode == 2 and "'64,big': want comma-separated integers" in p.stderr

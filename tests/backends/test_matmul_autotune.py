@@ -62,7 +62,7 @@ def tuning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_choice_is_timed_once_written_and_read_back(tuning: Path) -> None:
     dev = FakeDevice()
-    timer = CountingTimer({"u16x4": 0.5, "v8x4": 0.2, "reg8x4": 0.9, "v4x4": 0.3, "tiled": 0.4})
+    timer = CountingTimer({"u16x8": 0.5, "v8x4": 0.2, "u16x16": 0.9, "u16x4": 0.3, "tiled": 0.4})
     assert autotune.choose(dev, "f32", True, 512, 512, 512, timer) == "v8x4"
     n = len(timer.calls)
     assert set(timer.calls) == set(autotune.V4_CANDIDATES) and n >= 2 * len(autotune.V4_CANDIDATES)
@@ -144,10 +144,10 @@ def test_failed_tuning_falls_back_to_the_static_default(tuning: Path) -> None:
     def broken(name: str, shape: tuple[int, int, int]) -> float:
         raise RuntimeError("no synchronous wait here")
 
-    assert autotune.choose(FakeDevice(), "f32", True, 256, 256, 256, broken) == "u16x4"
+    assert autotune.choose(FakeDevice(), "f32", True, 256, 256, 256, broken) == "u16x8"
     assert autotune.stats()["failures"] == 1
     assert not (tuning / autotune.CACHE_FILE).exists()  # a failure is not cached on disk
-    assert autotune.choose(FakeDevice(), "f32", True, 256, 256, 256, broken) == "u16x4"
+    assert autotune.choose(FakeDevice(), "f32", True, 256, 256, 256, broken) == "u16x8"
     assert autotune.stats()["failures"] == 1  # remembered for the process
 
 
@@ -162,15 +162,15 @@ def test_default_cache_dir_follows_the_platform(monkeypatch: pytest.MonkeyPatch,
 
 def test_autotune_off_and_pins_win(gpu_device: Any, tuning: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(autotune.AUTOTUNE_ENV, "0")
-    assert gk.matmul_variant(gpu_device, 256, 256, 256) == "u16x4"
+    assert gk.matmul_variant(gpu_device, 256, 256, 256) == "u16x8"
     assert gk.matmul_variant(gpu_device, 256, 255, 256) == "tiled"
     assert autotune.stats()["tunings"] == 0
     monkeypatch.setenv(autotune.AUTOTUNE_ENV, "1")
     # a cached choice, then pins over it: no timing
     tuning.mkdir(parents=True)
     (tuning / autotune.CACHE_FILE).write_text(json.dumps({"format": 1, "adapters": {
-        autotune.adapter_key(gpu_device): {"choices": {"f32/v4/medium": {"variant": "reg8x4"}}}}}))
-    assert gk.matmul_variant(gpu_device, 256, 256, 256) == "reg8x4"
+        autotune.adapter_key(gpu_device): {"choices": {"f32/v4/medium": {"variant": "v8x4"}}}}}))
+    assert gk.matmul_variant(gpu_device, 256, 256, 256) == "v8x4"
     pyaccel.set_matmul_variant("v4x4")
     assert gk.matmul_variant(gpu_device, 256, 256, 256) == "v4x4"
     pyaccel.set_matmul_variant(None)

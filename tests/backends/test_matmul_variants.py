@@ -79,7 +79,7 @@ def test_variant_batched_and_transposed(gpu_device, rng, variant):
     assert np.allclose(got, want, rtol=1e-4, atol=1e-4), f"{variant} tensordot"
 
 
-@pytest.mark.parametrize("variant_name", ["v8x4", "u16x4", "tiled", "reg8x4"])
+@pytest.mark.parametrize("variant_name", ["u16x8", "u16x16", "v8x4", "u16x4", "tiled", "reg8x4"])
 def test_variant_k_past_one_chunk(gpu_device, rng, variant_name, monkeypatch):
     """K longer than one invocation's chunk (the Mesa loop cap): split and summed. Under
     CI=true the chunk is shrunk to 64 (the same split code at a cheap K; the real cap's

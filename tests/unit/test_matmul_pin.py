@@ -16,8 +16,8 @@ def _unpin(monkeypatch):
     pyaccel.set_matmul_variant(None)
 
 
-def test_default_choice():
-    assert gk.matmul_variant(None, 256, 256, 256) == "u16x4"
+def test_default_choice():  # (device None: the static choice, no tuning)
+    assert gk.matmul_variant(None, 256, 256, 256) == "u16x8"
     assert gk.matmul_variant(None, 256, 255, 256) == "tiled"  # K not a multiple of 4
     assert gk.matmul_variant(None, 256, 256, 256, dtypes.float16) == "tiled"
     assert gk.matmul_variant(None, 8, 256, 256) == "naive"
@@ -30,7 +30,7 @@ def test_pin_and_unpin():
     assert gk.matmul_variant(None, 256, 256, 256) == "v8x4"
     assert gk.matmul_variant(None, 256, 3, 256) == "tiled"  # vec4 kernel cannot take K = 3
     pyaccel.set_matmul_variant(None)
-    assert gk.matmul_variant(None, 256, 256, 256) == "u16x4"
+    assert gk.matmul_variant(None, 256, 256, 256) == "u16x8"
 
 
 def test_env_var(monkeypatch):
