@@ -725,13 +725,15 @@ def matmul(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int, 
 
 
 def _static_choice(M: int, K: int, N: int, v4_ok: bool) -> str:
-    """Without tuning: naive for thin products, u16x8 for vec4-able products past 128^3
-    (u16x4 below: u16x8's 16 x 256 tiles leave too few workgroups), else tiled."""
+    """Without tuning: naive for thin products; for vec4-able ones u16x4 up to 128^3 (wider
+    tiles leave too few workgroups), u16x8 up to 512^3, u16x16 past it (the fastest on
+    lavapipe, docs/performance.md; its first compile is the longest); else tiled."""
     if min(M, N) < 16:
         return "naive"
     if not v4_ok:
         return "tiled"
-    return "u16x8" if M * K * N > 128 ** 3 else "u16x4"
+    work = M * K * N
+    return "u16x4" if work <= 128 ** 3 else ("u16x8" if work <= 512 ** 3 else "u16x16")
 
 
 def _choose(device: Device, dt: DType, M: int, K: int, N: int, v4_ok: bool) -> str:
