@@ -268,6 +268,9 @@ def choose(device: Any, dtype_wgsl: str, v4: bool, M: int, K: int, N: int,
         return entry["variant"]
 
 
+MARGIN = 0.9
+"""Another candidate replaces the first (the static default) only when it takes less than
+this fraction of its time (one timed call each: load from other processes moves them)."""
 WARMUP_SHAPE = (16, 16, 16)
 """The product a candidate's first call runs: it compiles the kernel (the pipeline does not
 depend on the shape) at almost no run time."""
@@ -302,6 +305,8 @@ def _tune(names: tuple[str, ...], shape: tuple[int, int, int],
         return {"variant": names[0], "ok": False, "error": f"{type(exc).__name__}: {exc}",
                 "source": "failed"}
     pick = min(best, key=best.__getitem__)
+    if best[pick] > MARGIN * best[names[0]]:  # within noise of the static default: keep it
+        pick = names[0]
     return {"variant": pick, "ok": True, "shape": list(shape),
             "ms": {k: round(v * 1e3, 3) for k, v in best.items()},
             "tuning_ms": round((time.perf_counter() - t_begin) * 1e3, 1),

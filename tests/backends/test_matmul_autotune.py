@@ -89,6 +89,13 @@ def test_choice_is_timed_once_written_and_read_back(tuning: Path) -> None:
     assert len(data["adapters"]) == 2 and len(data["adapters"][key]["choices"]) == 3
 
 
+def test_static_default_kept_within_the_margin(tuning: Path) -> None:
+    timer = CountingTimer({"tiled": 1.0, "reg8x4": 0.95, "reg4x4": 0.97})
+    assert autotune.choose(FakeDevice(), "f32", False, 256, 256, 256, timer) == "tiled"
+    timer = CountingTimer({"tiled": 1.0, "reg8x4": 0.85, "reg4x4": 0.97})
+    assert autotune.choose(FakeDevice(), "f32", False, 2048, 2048, 2048, timer) == "reg8x4"
+
+
 def test_budget_bounds_the_candidates(tuning: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(autotune.BUDGET_ENV, "0")
     timer = CountingTimer({})
