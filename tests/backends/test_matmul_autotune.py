@@ -238,3 +238,10 @@ def test_second_process_reads_the_cache_and_times_nothing(tmp_path: Path) -> Non
     assert second["stats"]["tunings"] == 0 and second["stats"]["timed_calls"] == 0
     assert second["stats"]["disk_hits"] == 1 and second["stats"]["disk_writes"] == 0
     assert second["variant"] == first["variant"]
+
+
+def test_candidates_are_variants() -> None:
+    cands = autotune.V4_CANDIDATES + autotune.SCALAR_CANDIDATES
+    assert set(cands) <= set(gk.MATMUL_VARIANTS)
+    assert all(gk.MATMUL_VARIANTS[v][0] == "matmul_v4" for v in autotune.V4_CANDIDATES)
+    assert all(gk.MATMUL_VARIANTS[v][0] == "matmul" for v in autotune.SCALAR_CANDIDATES)
