@@ -37,15 +37,23 @@ def _is_namespace(path: str) -> bool:
     return os.path.dirname(path) == _PKG and os.path.basename(path) in NAMESPACE
 
 
-def _climbs(fn) -> list[str]:
+def _climbs(fn) -> tuple[list[str], int]:
     """Entries into a namespace module whose nearest pyaccel caller (past the placement /
-    dispatch / Array-operator wrappers) is in ``pyaccel/ops/``: one per call made."""
+    dispatch / Array-operator wrappers) is in ``pyaccel/ops/`` (one per call made), and the
+    number of calls into namespace modules made anywhere below an op-layer frame (nested
+    ones included)."""
     out: list[str] = []
+    under = [0]
     ops_dir = os.path.join(_PKG, "ops") + os.sep
 
     def prof(frame, event, arg):
         if event != "call" or not _is_namespace(frame.f_code.co_filename):
             return
+        g = frame.f_back
+        while g is not None and not g.f_code.co_filename.startswith(ops_dir):
+            g = g.f_back
+        if g is not None:  # any namespace call with an op-layer frame below it
+            under[0] += 1
         f = frame.f_back
         while f is not None:
             path = f.f_code.co_filename
@@ -63,7 +71,7 @@ def _climbs(fn) -> list[str]:
         fn()
     finally:
         sys.setprofile(None)
-    return out
+    return out, under[0]
 
 
 def trace(device: str, n: int) -> dict:
@@ -91,7 +99,7 @@ def trace(device: str, n: int) -> dict:
             patched.append(name)
         except AttributeError:
             pass
-    climbs = _climbs(lambda: pyaccel.linalg.solve(a, b))
+    climbs, under = _climbs(lambda: pyaccel.linalg.solve(a, b))
     counted["dispatch"] = 0
     prof = cProfile.Profile()
     prof.enable()
@@ -110,7 +118,7 @@ def trace(device: str, n: int) -> dict:
         if path.startswith(pkg):
             files.add(_rel(path))
     return {"device": dev.uri, "n": n, "python_calls": calls, "pyaccel_files": sorted(files),
-            "files": len(files), "climbs": climbs, "n_climbs": len(climbs),
+            "files": len(files), "climbs": climbs, "n_climbs": len(climbs), "namespace_calls_under_ops": under,
             "dispatch_calls": counted["dispatch"] if patched else None}
 
 
@@ -132,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  climbs ops/ -> namespace: {r['n_climbs']}")
     for c in sorted(set(r["climbs"])):
         print(f"    {c} x{r['climbs'].count(c)}")
+    print(f"  namespace calls below an op-layer frame (nested included): {r['namespace_calls_under_ops']}")
     print(f"  dispatches recorded:     {r['dispatch_calls']}")
     return 0
 
