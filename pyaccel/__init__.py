@@ -77,7 +77,7 @@ __all__ = [
 # Array API namespace (pyaccel.Array and its functions; see pyaccel/array.py).
 # ---------------------------------------------------------------------------
 from . import fft as fft  # noqa: E402  (the fft extension)
-from . import linalg, nn  # noqa: E402
+from . import indexing, linalg, nn  # noqa: E402,F401  (indexing: registers x[key], x[key] = v)
 from .array import Array  # noqa: E402
 from .creation import (  # noqa: E402
     arange,

@@ -78,6 +78,15 @@ class ValueOutOfRangeError(PyaccelError, OverflowError, ValueError):
     given -1 or 2**32, an f32 field given 1e39)."""
 
 
+class LinAlgError(PyaccelError, ValueError):
+    """A matrix the operation cannot handle (singular in ``solve``/``inv``, not positive
+    definite in ``cholesky``). A ``ValueError``, as ``numpy.linalg.LinAlgError`` is.
+    Public as ``pyaccel.linalg.LinAlgError``; defined here, below the namespace, so the op
+    providers raise it without importing :mod:`pyaccel.linalg`."""
+
+
+LinAlgError.__module__ = "pyaccel.linalg"
+
 __all__ = [
     "AsyncRequiredError",
     "BackendUnavailableError",

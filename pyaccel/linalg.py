@@ -27,7 +27,7 @@ from ._dispatch import register
 from ._shapes import broadcast_shapes, normalize_axis, prod
 from .array import Array
 from .dtypes import DType, complex64, float32, float64
-from .errors import PyaccelError
+from .errors import LinAlgError
 from .manipulation import matrix_transpose, permute_dims, reshape
 from .placement import place_module
 from .promotion import check_dtype, common_device, default_float, promote
@@ -36,11 +36,6 @@ __all__ = ["EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult"
            "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm", "matrix_power",
            "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve", "svd",
            "svdvals", "tensordot", "trace", "vecdot", "vector_norm"]
-
-
-class LinAlgError(PyaccelError, ValueError):
-    """A matrix the operation cannot handle (singular in ``solve``/``inv``, not positive
-    definite in ``cholesky``). A ``ValueError``, as ``numpy.linalg.LinAlgError`` is."""
 
 
 class EighResult(NamedTuple):

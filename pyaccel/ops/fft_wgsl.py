@@ -1,4 +1,6 @@
-"""The fft family of the WGSL op provider (mixin :class:`WgslFFT` of ``WgslOps``).
+"""The fft family of the WGSL op provider: :class:`WgslFFT`, a component ``WgslOps`` holds
+(``ops.fft``; its public methods are forwarded as ``ops.fft_c2c`` etc.), depending only on
+:class:`FFTPrims` of the provider.
 
 complex64 transforms run as WGSL kernels (``fft.wgsl``):
 
@@ -35,7 +37,7 @@ No kernel loops: every invocation does one butterfly (bounded work, whatever n).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Protocol
 
 from .. import _host
 from .._shapes import prod
@@ -146,10 +148,23 @@ def chirp_tables(n: int, m: int) -> tuple[bytes, bytes]:
     return _pack_c64(wr, wi), _pack_c64(br, bi)
 
 
-class WgslFFT:
-    """fft provider methods of :class:`~pyaccel.ops.wgsl_provider.WgslOps` (module docstring)."""
+class FFTPrims(Protocol):
+    """What :class:`WgslFFT` needs of its provider."""
 
     device: Device
+
+    def copy(self, x: Array, shape: tuple[int, ...] | None = None) -> Array:
+        """A fresh C-contiguous copy of ``x``."""
+
+
+class WgslFFT:
+    """The fft methods of a WebGPU device (module docstring): a component of ``WgslOps``
+    holding the device's cached twiddle / chirp tables."""
+
+    def __init__(self, prims: FFTPrims) -> None:
+        self.prims = prims
+        self.device = prims.device
+        self._tables: dict[tuple, Buffer] = {}  # key -> table, least recently used first
 
     # -- provider methods ------------------------------------------------------------------
     def fft_c2c(self, x: Array, s: tuple[int, ...], axes: tuple[int, ...], forward: bool,
@@ -163,7 +178,7 @@ class WgslFFT:
             self._fft_trim()
             cur = x
             if not axes:
-                return self._fft_copy(x)
+                return self.prims.copy(x)
             for ax, n in zip(axes, s, strict=True):
                 cur = self._fft_axis(cur, ax, n, forward, norm, real_in=False, herm=False,
                                      out_len=n, real_out=False)
@@ -212,15 +227,9 @@ class WgslFFT:
                 f"fft on {self.device.uri}: no kernel for {x.dtype.name} input (expected "
                 f"{want.name}); cast with x.astype(pyaccel.{want.name})")
 
-    def _fft_copy(self, x: Array) -> Array:
-        out = Array._empty(self.device, x.shape, x.dtype)
-        if x.size:
-            out._buf.copy_from(x._buf, x.size * self.layout(x.dtype).itemsize)  # type: ignore[attr-defined]
-        return out
-
     def _fft_table(self, key: tuple, make: Any) -> Buffer:
         """A cached device table (twiddles, chirps) for this device, made by ``make()``."""
-        cache: dict = self.__dict__.setdefault("_fft_tables", {})
+        cache = self._tables
         buf = cache.pop(key, None)
         if buf is None or buf.freed:
             data = make()
@@ -231,7 +240,7 @@ class WgslFFT:
     def _fft_trim(self) -> None:
         """Free the least recently used tables past the cache budget (at the start of an op,
         so no table the op uses goes; queued work keeps a freed buffer alive)."""
-        cache: dict = self.__dict__.setdefault("_fft_tables", {})
+        cache = self._tables
         total = sum(b.nbytes for b in cache.values())
         while cache and total > _TABLE_CACHE_BYTES:
             old = cache.pop(next(iter(cache)))
@@ -336,5 +345,5 @@ def _entry_size(buf: Buffer) -> tuple[Any, int]:
     return h, min(max(16, (buf.nbytes + 15) & ~15), h.size)
 
 
-__all__ = ["FFT_HOST_PATH", "WgslFFT", "bluestein_size", "chirp_tables", "fft_source", "norm_scale",
+__all__ = ["FFT_HOST_PATH", "FFTPrims", "WgslFFT", "bluestein_size", "chirp_tables", "fft_source", "norm_scale",
            "radices", "twiddle_table"]

@@ -2,7 +2,7 @@
 yet reads its operands back, runs the cpu provider's same method on them (NumPy: exact, the
 same code as cpu:0) and uploads the result; never a downcast.
 
-One table for :class:`~pyaccel.ops.wgsl_provider.WgslOps` and its family mixins, keyed by
+One table for :class:`~pyaccel.ops.wgsl_provider.WgslOps` and its family components, keyed by
 (op, dtype name). The op is the provider method (``matmul``, ``linalg_eigh``, ``fft_c2c``) or,
 for a method shared by several ops, the op it runs (``sum`` of ``reduce``, an elementwise
 row's name); the dtype is any one of the input or computation dtypes. The tests pin it through
@@ -18,8 +18,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import _host
-from ..array import Array, asarray
+from ..array import Array
 from ..errors import UnsupportedDTypeError
+from .primitives import upload
 
 if TYPE_CHECKING:
     from ..device import Device
@@ -56,7 +57,7 @@ def run(device: Device, op: str, dtypes: Sequence[DType], *args: Any, method: st
 def _move(a: Any, dev: Device) -> Any:
     """``a`` with its arrays (also inside tuples and lists) copied to ``dev``."""
     if isinstance(a, Array):
-        return asarray(a.to_numpy(), dtype=a.dtype, device=dev)
+        return upload(dev, a.to_numpy(), a.dtype)
     if isinstance(a, (list, tuple)):
         return type(a)(_move(v, dev) for v in a)
     return a

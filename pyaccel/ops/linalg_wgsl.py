@@ -1,6 +1,9 @@
-"""The ``linalg`` primitives of the WebGPU op provider (mixin :class:`WgslLinalg` of
-:class:`~pyaccel.ops.wgsl_provider.WgslOps`): WGSL kernels for float32, the host path for
-the other dtypes.
+"""The ``linalg`` primitives of the WebGPU op provider: :class:`WgslLinalg`, a component
+:class:`~pyaccel.ops.wgsl_provider.WgslOps` holds (``ops.linalg``; its public methods are
+forwarded as ``ops.linalg_solve`` etc.), depending only on the primitives it declares
+(:class:`LinalgPrims`): WGSL kernels for float32, the host path for the other dtypes. The
+post-processing (failure flags, det / slogdet from the pivots, sorting eigen- and singular
+values, non-finite inputs) is in :mod:`pyaccel.ops.decompositions`.
 
 Kernels (one ``.wgsl`` per family, launched through :func:`pyaccel.ops.gpu_kernels._dispatch`;
 every op holds the device lock across its whole multi-dispatch recording):
@@ -34,20 +37,23 @@ downcasts; it needs NumPy in the process.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
-from .. import elementwise as _ew
-from .. import manipulation as _manip
-from .. import reductions as _red
 from .._shapes import broadcast_shapes, prod
 from ..array import Array
 from ..dtypes import DType
+from . import decompositions as _dec
 from . import gpu_kernels as _gk
 from . import host_path as _hp
+from .decompositions import ew
 from .launch import device_lock, grid_1d, pack
+from .primitives import matrix_transpose, reshape, window
 
 if TYPE_CHECKING:
     from ..device import Device
+    from ..dtypes import StorageLayout
+    from .table import OpDef
 
 KERNEL_DTYPES = frozenset({"float32"})
 """Dtypes the WGSL linalg kernels compute in."""
@@ -103,22 +109,50 @@ def takes_host_path(op: str, dtype: DType) -> bool:
     return (op, dtype.name) in HOST_PATH
 
 
-class WgslLinalg:
-    """``linalg`` provider methods of WebGPU devices (see the module docstring)."""
+class LinalgPrims(Protocol):
+    """The primitives :class:`WgslLinalg` uses (a subset of
+    :class:`pyaccel.ops.primitives.Primitives`)."""
 
     device: Device
+
+    def layout(self, dtype: DType) -> StorageLayout: ...
+    def output(self, shape: tuple[int, ...], dtype: DType, nbytes: int = -1) -> Array: ...
+    def elementwise(self, row: OpDef, args: Sequence[Any], shape: tuple[int, ...], compute_dtype: DType,
+                    out_dtype: DType) -> tuple[Array, Callable[[Sequence[Any]], Array] | None]: ...
+    def copy(self, x: Array, shape: tuple[int, ...] | None = None) -> Array: ...
+    def astype(self, x: Array, dtype: DType) -> Array: ...
+    def fill(self, out: Array, value: Any) -> Array: ...
+    def eye(self, n_rows: int, n_cols: int, k: int, dtype: DType) -> Array: ...
+    def tri(self, x: Array, k: int, upper: bool) -> Array: ...
+    def broadcast_to(self, x: Array, shape: tuple[int, ...]) -> Array: ...
+    def concat(self, arrays: Sequence[Array], axis: int, dtype: DType) -> Array: ...
+    def diagonal(self, x: Array, offset: int) -> Array: ...
+    def take(self, x: Array, shape: Sequence[int], offset: int, strides: Sequence[int], index: Array,
+             index_strides: Sequence[int]) -> Array: ...
+    def reduce(self, x: Array, axes: tuple[int, ...], shape: tuple[int, ...], op: str,
+               dtype: DType) -> Array: ...
+    def argreduce(self, x: Array, axis: int | None, shape: tuple[int, ...], op: str,
+                  dtype: DType) -> Array: ...
+    def sort(self, x: Array, axis: int, descending: bool, stable: bool, indices: bool,
+             dtype: DType) -> Array: ...
+    def matmul(self, x1: Array, x2: Array, dtype: DType) -> Array: ...
+
+
+class WgslLinalg:
+    """``linalg`` methods of WebGPU devices (see the module docstring)."""
+
+    def __init__(self, prims: LinalgPrims) -> None:
+        self.p = prims
+        self.device = prims.device
 
     # -- helpers ---------------------------------------------------------------------------
     def _copy(self, x: Array, shape: tuple[int, ...]) -> Array:
         """A fresh C-contiguous copy of ``x`` with ``shape`` (kernels write it in place)."""
-        out = Array._output(self.device, shape, x.dtype)
-        if x.size:
-            out._buf.copy_from(x._buf, x.size * self.layout(x.dtype).itemsize)  # type: ignore[attr-defined]
-        return out
+        return self.p.copy(x, shape)
 
     def _eye_stack(self, batch: int, n_rows: int, n_cols: int, dt: DType) -> Array:
-        ident = self.eye(n_rows, n_cols, 0, dt)  # type: ignore[attr-defined]
-        return self.broadcast_to(ident, (batch, n_rows, n_cols))  # type: ignore[attr-defined]
+        ident = self.p.eye(n_rows, n_cols, 0, dt)
+        return self.p.broadcast_to(ident, (batch, n_rows, n_cols))
 
     def _run(self, family: str, entry: str, bufs: list[Array | None], params: bytes,
              grid: tuple[int, int, int], after: Array | None = None,
@@ -149,8 +183,8 @@ class WgslLinalg:
         n = x.shape[-1]
         batch = prod(x.shape[:-2])
         with device_lock(dev):
-            low = self.fill(Array._output(dev, x.shape, dt), 0.0)  # type: ignore[attr-defined]
-            fail = self.fill(Array._output(dev, x.shape[:-2], dt), 0.0)  # type: ignore[attr-defined]
+            low = self.p.fill(Array._output(dev, x.shape, dt), 0.0)
+            fail = self.p.fill(Array._output(dev, x.shape[:-2], dt), 0.0)
             if batch and n:
                 w = self._copy(x, x.shape)
                 for k0 in range(0, n, BLOCK):
@@ -163,23 +197,23 @@ class WgslLinalg:
                     self._blk("chol_panel", [w, low, pan, pant, fail], p,
                               grid_1d(dev, batch * chunks, 1))
                     if m:
-                        y = self.matmul(pan, pant, dt)  # type: ignore[attr-defined]
+                        y = self.p.matmul(pan, pant, dt)
                         total = batch * m * ((m + 3) // 4)
                         p = pack("8I", n, n, k0, nb, batch, total, m, 0)
                         self._blk("chol_sub", [w, y], p, grid_1d(dev, total, _WG_PANEL))
-        return low, _ew.not_equal(fail, 0.0)
+        return low, ew(self.p, "not_equal", fail, 0.0)
 
     # -- Gauss-Jordan / LU -------------------------------------------------------------------
     def _augment(self, a: Array, b: Array | None) -> tuple[Array, tuple[int, ...]]:
         """[A | B] as one fresh (..., n, n + k) stack (a copy of A without B), and the batch shape."""
         bshape = a.shape[:-2] if b is None else broadcast_shapes(a.shape[:-2], b.shape[:-2])
         if a.shape[:-2] != bshape:
-            a = self.broadcast_to(a, bshape + a.shape[-2:])  # type: ignore[attr-defined]
+            a = self.p.broadcast_to(a, bshape + a.shape[-2:])
         if b is None:
             return self._copy(a, a.shape), bshape
         if b.shape[:-2] != bshape:
-            b = self.broadcast_to(b, bshape + b.shape[-2:])  # type: ignore[attr-defined]
-        return self.concat([a, b], len(bshape) + 1, a.dtype), bshape  # type: ignore[attr-defined]
+            b = self.p.broadcast_to(b, bshape + b.shape[-2:])
+        return self.p.concat([a, b], len(bshape) + 1, a.dtype), bshape
 
     def _gauss_jordan_blocked(self, a: Array, b: Array) -> tuple[Array, Array]:
         """Blocked Gauss-Jordan with partial pivoting on [A | B]: (the augmented stack, whose B
@@ -207,7 +241,7 @@ class WgslLinalg:
                               pack("8I", n, W, k0, nb, batch, total, nc, 0), grid_1d(dev, total, _WG_PANEL))
                     if not nc:
                         continue
-                    y = self.matmul(mcol, xrow, dt)  # type: ignore[attr-defined]
+                    y = self.p.matmul(mcol, xrow, dt)
                     total = batch * n * ((nc + 3) // 4)
                     self._blk("lu_sub", [aug, y],
                               pack("8I", n, W, k0, nb, batch, total, nc, 0), grid_1d(dev, total, _WG_PANEL))
@@ -223,7 +257,7 @@ class WgslLinalg:
         W = aug.shape[-1]
         with device_lock(dev):
             piv = Array._output(dev, bshape + (n,), dt)
-            sgn = self.fill(Array._output(dev, bshape, dt), 1.0)  # type: ignore[attr-defined]
+            sgn = self.p.fill(Array._output(dev, bshape, dt), 1.0)
             if batch and n:
                 mult = Array._output(dev, (batch * n,), dt)
                 for k in range(n):
@@ -245,30 +279,24 @@ class WgslLinalg:
             aug, piv = self._gauss_jordan_blocked(a, b)
         else:  # past the panel kernel's loop budget
             aug, piv, _ = self._gauss_jordan(a, b, False)
-        x = aug[..., n:]
-        failed = _red.any(_ew.equal(piv, 0.0), axis=-1)
-        return x, failed
+        W = aug.shape[-1]
+        bshape = aug.shape[:-2]
+        x = window(aug, n, bshape + (n, W - n), [*(s * n * W for s in _strides(bshape)), W, 1])
+        return x, _dec.zero_pivot_flags(self.p, piv)
 
     def linalg_det(self, x: Array) -> Array:
         r = _hp.run(self.device, "linalg_det", (x.dtype,), x)
         if r is not None:
             return r
         _, piv, sgn = self._gauss_jordan(x, None, True)
-        return _ew.multiply(_red.prod(piv, axis=-1), sgn)
+        return _dec.det_from_pivots(self.p, piv, sgn)
 
     def linalg_slogdet(self, x: Array, real_dtype: DType) -> tuple[Array, Array]:
         r = _hp.run(self.device, "linalg_slogdet", (x.dtype,), x, real_dtype)
         if r is not None:
             return r
         _, piv, sgn = self._gauss_jordan(x, None, True)
-        # pivot signs; a NaN pivot counts as positive, as in NumPy (sign 1, logabsdet NaN)
-        one = self.fill(Array._output(x.device, piv.shape, piv.dtype), 1.0)  # type: ignore[attr-defined]
-        # (an array operand keeps the sign in piv's dtype: two Python scalars would give the
-        # default float dtype, float64)
-        sg = _ew.where(_ew.less(piv, 0.0), -1.0, _ew.where(_ew.equal(piv, 0.0), 0.0, one))
-        sign = _ew.multiply(_red.prod(sg, axis=-1), sgn)
-        logabs = _red.sum(_ew.log(_ew.abs(piv)), axis=-1)
-        return sign, logabs
+        return _dec.slogdet_from_pivots(self.p, piv, sgn)
 
     # -- QR ------------------------------------------------------------------------------------
     def _householder(self, x: Array, qcols: int) -> tuple[Array, Array]:
@@ -317,24 +345,10 @@ class WgslLinalg:
         bs = x.shape[:-2]
         qcols = m if mode == "complete" else K
         a, q = self._householder(x, qcols)
-        r = _manip.reshape(a, bs + (m, n))
-        if mode != "complete" and K < m:
-            r = r[..., :K, :]
-        return _manip.reshape(q, bs + (m, qcols)), r
-
-    def _nonfinite(self, x: Array, what: str, *outs: Array) -> tuple[Array, ...]:
-        """NumPy's behaviour for a non-finite input to eigh / svd: NaN raises LinAlgError (LAPACK
-        does not converge), inf gives NaN results. Costs one more readback, only here."""
-        from ..linalg import LinAlgError
-        bad = _red.any(_ew.isnan(x), axis=(-2, -1))
-        if bad.ndim and bool(_red.any(bad)):
-            first = int(_red.argmax(_manip.reshape(bad.astype("int32"), (-1,))))
-            raise LinAlgError(f"{what}: did not converge: matrix {first} of the stack (flattened "
-                              "batch index) has NaN")
-        if not bad.ndim and bool(bad):
-            raise LinAlgError(f"{what}: did not converge: the matrix has NaN")
-        flat = _manip.reshape(_red.any(_ew.logical_not(_ew.isfinite(x)), axis=(-2, -1)), (-1, 1, 1))
-        return tuple(_ew.where(flat, float("nan"), o) for o in outs)
+        r = reshape(a, bs + (m, n))
+        if mode != "complete" and K < m:  # the first K rows: a view
+            r = window(r, 0, bs + (K, n), [*(s * m * n for s in _strides(bs)), n, 1])
+        return reshape(q, bs + (m, qcols)), r
 
     # -- Jacobi: eigh -------------------------------------------------------------------------
     def linalg_eigh(self, x: Array, real_dtype: DType) -> tuple[Array, Array]:
@@ -349,14 +363,13 @@ class WgslLinalg:
         groups = batch * npad // 2
         with device_lock(dev):
             # only the lower triangle counts, as in LAPACK: a = tril(x) + tril(x, -1)^T
-            low = self.tri(x, 0, False)  # type: ignore[attr-defined]
-            a0 = _manip.reshape(_ew.add(low, _manip.matrix_transpose(self.tri(x, -1, False))),  # type: ignore[attr-defined]
-                                (batch, n, n))
+            low = self.p.tri(x, 0, False)
+            a0 = reshape(ew(self.p, "add", low, matrix_transpose(self.p.tri(x, -1, False))), (batch, n, n))
             a = self._copy(a0, (batch, n, n))
             vec = self._eye_stack(batch, n, n, dt)
         if batch and n > 1:
             rot = Array._output(dev, (2 * groups,), dt)
-            off_mask = _ew.subtract(1.0, self.eye(n, n, 0, dt))  # type: ignore[attr-defined]
+            off_mask = ew(self.p, "subtract", 1.0, self.p.eye(n, n, 0, dt))
             prev = None
             fused = n <= FUSED_MAX_N
             tpp, per = _fused_plan(n, n)
@@ -372,12 +385,14 @@ class WgslLinalg:
                         self._run("linalg_jacobi", "eig_rows", [a, None, rot], p, grid_1d(dev, groups, 1))
                         self._run("linalg_jacobi", "eig_cols", [a, vec, rot], p, grid_1d(dev, groups, 1))
                 # convergence: off-diagonal norm relative to the whole (one readback per sweep)
-                sq = _ew.multiply(a, a)
-                off = _red.sum(_ew.multiply(sq, off_mask), axis=(-2, -1))
-                tot = _red.sum(sq, axis=(-2, -1))
-                ratio = float(_red.max(_ew.sqrt(_ew.divide(off, _ew.maximum(tot, 1e-37)))))
+                p = self.p
+                sq = ew(p, "multiply", a, a)
+                off = _dec.reduce_axes(p, ew(p, "multiply", sq, off_mask), (1, 2), "sum")
+                tot = _dec.reduce_axes(p, sq, (1, 2), "sum")
+                ratio = float(_dec.reduce_all(p, ew(p, "sqrt", ew(p, "divide", off, ew(p, "maximum", tot, 1e-37))),
+                                              "max"))
                 if ratio != ratio:  # NaN or inf in the input
-                    a, vec = self._nonfinite(x, "eigh", a, vec)
+                    a, vec = _dec.nonfinite(p, x, "eigh", a, vec)
                     break
                 if not ratio > 4 * _EPS32:
                     break
@@ -386,16 +401,16 @@ class WgslLinalg:
                 prev = ratio
         # eigenvalues as Rayleigh quotients v^T A v of the original matrix: their error is
         # second order in the eigenvectors' (the rotated diagonal carries ~10 sweeps of rounding)
+        p = self.p
         if n > 1:
-            w = _red.sum(_ew.multiply(vec, self.matmul(a0, vec, dt)), axis=-2)  # type: ignore[attr-defined]
+            w = _dec.reduce_axes(p, ew(p, "multiply", vec, p.matmul(a0, vec, dt)), (1,), "sum")
         else:
-            w = self.diagonal(a, 0)  # type: ignore[attr-defined]
+            w = p.diagonal(a, 0)
         if n > 1:
-            order = _red.argsort(w, axis=-1)
-            w = _manip.take_along_axis(w, order, axis=-1)
-            idx = self.broadcast_to(_manip.reshape(order, (batch, 1, n)), (batch, n, n))  # type: ignore[attr-defined]
-            vec = _manip.take_along_axis(vec, idx, axis=-1)
-        return _manip.reshape(w, bs + (n,)), _manip.reshape(vec, bs + (n, n))
+            order = _dec.argsort_last(p, w)
+            w = _dec.take_last(p, w, order)
+            vec = _dec.take_last(p, vec, order)
+        return reshape(w, bs + (n,)), reshape(vec, bs + (n, n))
 
     # -- Jacobi: SVD --------------------------------------------------------------------------
     def linalg_svd(self, x: Array, full_matrices: bool, compute_uv: bool,
@@ -409,7 +424,7 @@ class WgslLinalg:
         m0, n0 = x.shape[-2:]
         trans = m0 < n0
         if trans:
-            x = _manip.matrix_transpose(x)
+            x = matrix_transpose(x)
         m, n = x.shape[-2:]  # m >= n
         batch = prod(bs)
         npad = n + n % 2
@@ -434,39 +449,45 @@ class WgslLinalg:
                             p = pack("6If4I", n, m, npad, r, batch, groups, tol, 1, 1, 0, 0)
                             self._run("linalg_jacobi", "svd_round", [u, vec, conv], p,
                                       grid_1d(dev, groups, 1))
-                worst = float(_red.max(conv))
+                worst = float(_dec.reduce_all(self.p, conv, "max"))
                 if worst != worst:  # NaN or inf in the input
-                    u, vec = self._nonfinite(x, "svd", u, vec)
+                    u, vec = _dec.nonfinite(self.p, x, "svd", u, vec)
                     break
                 if not worst > tol:  # no rotation in this sweep
                     break
-        s = _ew.sqrt(_red.sum(_ew.multiply(u, u), axis=-2))  # column norms: (batch, n)
+        p = self.p
+        s = ew(p, "sqrt", _dec.reduce_axes(p, ew(p, "multiply", u, u), (1,), "sum"))  # column norms: (batch, n)
         if n > 1:
-            order = _red.argsort(s, axis=-1, descending=True)
-            s = _manip.take_along_axis(s, order, axis=-1)
+            order = _dec.argsort_last(p, s, descending=True)
+            s = _dec.take_last(p, s, order)
         if not compute_uv:
-            return None, _manip.reshape(s, bs + (n,)), None
+            return None, reshape(s, bs + (n,)), None
         if n > 1:
-            u = _manip.take_along_axis(u, self.broadcast_to(  # type: ignore[attr-defined]
-                _manip.reshape(order, (batch, 1, n)), (batch, m, n)), axis=-1)
-            vec = _manip.take_along_axis(vec, self.broadcast_to(  # type: ignore[attr-defined]
-                _manip.reshape(order, (batch, 1, n)), (batch, n, n)), axis=-1)
-        u = _ew.divide(u, _manip.reshape(_ew.where(_ew.greater(s, 0.0), s, 1.0), (batch, 1, n)))
+            u = _dec.take_last(p, u, order)
+            vec = _dec.take_last(p, vec, order)
+        u = ew(p, "divide", u, reshape(ew(p, "where", ew(p, "greater", s, 0.0), s, 1.0), (batch, 1, n)))
         # re-orthogonalise (and complete) U by a QR: U = Q diag(sign(diag R)) up to rounding;
         # a zero singular value's column gets an orthonormal completion from Q
         qcols = m if full_matrices else n
         r_, q = self._householder(u, qcols)
-        d = self.diagonal(r_, 0)  # type: ignore[attr-defined]
-        sg = _ew.where(_ew.less(d, 0.0), -1.0,
-                       self.fill(Array._output(dev, d.shape, dt), 1.0))  # type: ignore[attr-defined]
+        d = p.diagonal(r_, 0)
+        sg = ew(p, "where", ew(p, "less", d, 0.0), -1.0, p.fill(p.output(d.shape, dt), 1.0))
         if qcols > n:
-            sg = self.concat([sg, self.fill(Array._output(dev, (batch, qcols - n), dt), 1.0)],  # type: ignore[attr-defined]
-                             1, dt)
-        u = _ew.multiply(q, _manip.reshape(sg, (batch, 1, qcols)))
-        vh = _manip.matrix_transpose(vec)
-        s = _manip.reshape(s, bs + (n,))
-        u = _manip.reshape(u, bs + (m, qcols))
-        vh = _manip.reshape(vh, bs + (n, n))
+            sg = p.concat([sg, p.fill(p.output((batch, qcols - n), dt), 1.0)], 1, dt)
+        u = ew(p, "multiply", q, reshape(sg, (batch, 1, qcols)))
+        vh = matrix_transpose(vec)
+        s = reshape(s, bs + (n,))
+        u = reshape(u, bs + (m, qcols))
+        vh = reshape(vh, bs + (n, n))
         if trans:  # x^T = U S Vh  ->  x = Vh^T S U^T
-            return _manip.matrix_transpose(vh), s, _manip.matrix_transpose(u)
+            return matrix_transpose(vh), s, matrix_transpose(u)
         return u, s, vh
+
+
+def _strides(shape: tuple[int, ...]) -> list[int]:
+    """C-contiguous strides of ``shape`` in units of one trailing matrix (batch strides)."""
+    out, acc = [], 1
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= d
+    return out[::-1]

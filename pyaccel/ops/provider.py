@@ -15,8 +15,9 @@ both providers implement every method with the same signature.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:
     from ..array import Array
@@ -26,8 +27,8 @@ if TYPE_CHECKING:
 
 
 class LinalgProvider(Protocol):
-    """The ``linalg`` primitives (mixins ``runtime/numpy_linalg.NumpyLinalg`` and
-    ``ops/linalg_wgsl.WgslLinalg``). Inputs arrive as stacks (..., m, n) of a floating dtype
+    """The ``linalg`` primitives (components ``runtime/numpy_linalg.NumpyLinalg`` and
+    ``ops/linalg_wgsl.WgslLinalg``, held by the providers as ``ops.linalg``). Inputs arrive as stacks (..., m, n) of a floating dtype
     the device holds; failures come back as per-matrix bool flags (the namespace raises
     ``pyaccel.linalg.LinAlgError`` naming the batch index), never as exceptions."""
 
@@ -48,8 +49,8 @@ class LinalgProvider(Protocol):
 
 
 class FFTProvider(Protocol):
-    """The ``fft`` primitives (mixins ``runtime/numpy_fft.NumpyFFT`` and
-    ``ops/fft_wgsl.WgslFFT``). ``axes`` are normalised, ``s`` the transform length per axis
+    """The ``fft`` primitives (components ``runtime/numpy_fft.NumpyFFT`` and
+    ``ops/fft_wgsl.WgslFFT``, held by the providers as ``ops.fft``). ``axes`` are normalised, ``s`` the transform length per axis
     (input padded with zeros or trimmed to it; for ``fft_c2r`` the output length of the last
     axis); ``norm`` is 'backward', 'ortho' or 'forward'. Inputs: complex for c2c and c2r,
     float32 / float64 for r2c; the result has the matching precision."""
@@ -154,6 +155,36 @@ class OpProvider(LinalgProvider, FFTProvider, Protocol):
         """NumPy matmul (1-D operands, broadcast batch dims) computed in ``dtype``."""
     def softmax(self, x: Array, axis: int) -> Array: ...
     def logsumexp(self, x: Array, axis: int, keepdims: bool) -> Array: ...
+
+
+_C = TypeVar("_C", bound=type)
+
+
+def delegate(attr: str, component: type) -> Callable[[_C], _C]:
+    """Class decorator: every public method of ``component`` (a family's component class)
+    becomes a method of the decorated provider that forwards to ``self.<attr>.<name>``, with
+    the component method's signature and docstring. So ``device.ops.linalg_solve(...)``
+    works while the family lives in its own object (no mixin), and a method added to the
+    component is a provider method at once. A provider that defines one of these names
+    itself is an error (its method would silently hide the component's)."""
+
+    def deco(cls: _C) -> _C:
+        for name, fn in vars(component).items():
+            if name.startswith("_") or not callable(fn):
+                continue
+            if name in vars(cls):
+                raise TypeError(f"{cls.__name__}.{name} would hide {component.__name__}.{name}: "
+                                "rename one, or drop the provider's")
+
+            def forward(self: Any, *args: Any, _name: str = name, **kwargs: Any) -> Any:
+                return getattr(getattr(self, attr), _name)(*args, **kwargs)
+
+            functools.update_wrapper(forward, fn)
+            forward.__qualname__ = f"{cls.__qualname__}.{name}"
+            setattr(cls, name, forward)
+        return cls
+
+    return deco
 
 
 def protocol_methods() -> list[str]:

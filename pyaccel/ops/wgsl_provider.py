@@ -21,12 +21,9 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from .. import _host
-from .. import elementwise as _ew
-from .. import indexing as _idx
-from .. import manipulation as _manip
+from .. import _host, _keys
 from .._shapes import broadcast_shapes, broadcast_strides, contiguous_strides, prod
-from ..array import Array, asarray
+from ..array import Array
 from ..device import Buffer, Device
 from ..dtypes import (
     MULTI_LANE,
@@ -34,9 +31,6 @@ from ..dtypes import (
     DType,
     StorageLayout,
     bool_,
-    complex64,
-    float32,
-    float64,
     int8,
     int16,
     int32,
@@ -48,6 +42,7 @@ from ..dtypes import (
 )
 from ..errors import UnsupportedDTypeError
 from ..promotion import check_scalar_fits
+from . import decompositions as _dec
 from . import elementwise as _k
 from . import gpu_kernels as _gk
 from . import host_path as _hp
@@ -55,23 +50,12 @@ from . import table as _table
 from .fft_wgsl import WgslFFT
 from .launch import device_lock
 from .linalg_wgsl import WgslLinalg
+from .primitives import Strided, moveaxis, reshape, upload
+from .provider import delegate
 from .table import OpDef
 
 _NARROW_WIDE = {int8: int32, int16: int32, uint8: uint32, uint16: uint32}
 _DLPACK_CODES = {"vulkan": 7, "metal": 8, "webgpu": 15}
-
-
-def _part_dtype(dt: DType) -> DType:
-    """The component dtype of a complex dtype: float32 for complex64, float64 for complex128."""
-    return float32 if dt is complex64 else float64
-
-
-def _parts(x: Array) -> Array:
-    """The C-contiguous complex array ``x`` as its components: shape ``x.shape + (2,)`` (real,
-    imag) of the component dtype, sharing ``x``'s buffer (no copy). Byte for byte the same
-    storage (WGSL_LAYOUT: complex64 vec2<f32> = two f32; complex128 vec4<u32> = two float64
-    vec2<u32>), so complex ops that work per component run the real kernels on this view."""
-    return Array._new(x._buf, x.shape + (2,), _part_dtype(x.dtype), x.device)
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -152,12 +136,20 @@ def _linspace_f64(start: float, stop: float, num: int, endpoint: bool) -> list[f
     return ys
 
 
-class WgslOps(WgslLinalg, WgslFFT):
-    """The op provider of a WebGPU device (see the module docstring)."""
+@delegate("linalg", WgslLinalg)
+@delegate("fft", WgslFFT)
+class WgslOps:
+    """The op provider of a WebGPU device (see the module docstring). It implements the
+    primitive set (:class:`pyaccel.ops.primitives.PrimitivesWide`); the composites come from
+    :mod:`pyaccel.ops.decompositions`; the linalg and fft families are components it holds
+    (``self.linalg``, ``self.fft``), whose public methods (``linalg_solve``, ``fft_c2c``, ...)
+    it forwards (:func:`pyaccel.ops.provider.delegate`)."""
 
     def __init__(self, device: Device) -> None:
         self.device = device
         self._lock = device_lock(device)
+        self.linalg = WgslLinalg(self)
+        self.fft = WgslFFT(self)
 
     # -- storage -----------------------------------------------------------------------
     def layout(self, dtype: DType) -> StorageLayout:
@@ -299,11 +291,11 @@ class WgslOps(WgslLinalg, WgslFFT):
         if np is not None:
             vals = np.arange(start, stop, step, dtype=np.dtype(dt.name))[:n]
             if vals.shape[0] == n:
-                return asarray(vals, dtype=dt, device=self.device)
+                return upload(self.device, vals, dt)
         if dt.kind in "iu":
-            return asarray([int(start) + j * int(step) for j in range(n)], dtype=dt, device=self.device)
+            return upload(self.device, [int(start) + j * int(step) for j in range(n)], dt)
         delta = (start + step) - start  # NumPy fills start + i * (second - first)
-        return asarray([start + j * delta if j else start for j in range(n)], dtype=dt, device=self.device)
+        return upload(self.device, [start + j * delta if j else start for j in range(n)], dt)
 
     @_locked
     def linspace(self, start: Any, stop: Any, num: int, endpoint: bool, dtype: DType,
@@ -314,10 +306,9 @@ class WgslOps(WgslLinalg, WgslFFT):
         # bit-identical with NumPy, which float32 kernel math is not (linspace(1, 0, 4)[2])
         np = _host.numpy()
         if np is not None:
-            return asarray(np.linspace(start, stop, num, endpoint=endpoint, dtype=np.dtype(dt.name)),
-                           dtype=dt, device=dev)
+            return upload(dev, np.linspace(start, stop, num, endpoint=endpoint, dtype=np.dtype(dt.name)), dt)
         if dt.kind == "f" and num <= _LINSPACE_PY_MAX:
-            return asarray(_linspace_f64(start, stop, num, endpoint), dtype=dt, device=dev)
+            return upload(dev, _linspace_f64(start, stop, num, endpoint), dt)
         div = (num - 1) if endpoint else num
         step = (stop - start) / div if div > 0 else 0.0
         last = float(stop) if endpoint and num > 1 else float(start + (num - 1) * step)
@@ -386,11 +377,46 @@ class WgslOps(WgslLinalg, WgslFFT):
     @_locked
     def astype(self, x: Array, dtype: DType) -> Array:
         if dtype is x.dtype:
-            out = Array._empty(x.device, x.shape, dtype)
-            if x.size:
-                out._buf.copy_from(x._buf, x.size * self.layout(dtype).itemsize)
-            return out
+            return self.copy(x)
         return self.gather(x, x.shape, 0, contiguous_strides(x.shape), dtype)
+
+    @_locked
+    def copy(self, x: Array, shape: tuple[int, ...] | None = None) -> Array:
+        """A fresh C-contiguous copy of ``x`` (viewed as ``shape``, same size): one buffer copy."""
+        out = Array._output(self.device, x.shape if shape is None else tuple(shape), x.dtype)
+        if x.size:
+            out._buf.copy_from(x._buf, x.size * self.layout(x.dtype).itemsize)
+        return out
+
+    @_locked
+    def map_strided(self, row: OpDef | None, args: Sequence[Strided], shape: Sequence[int],
+                    dtype: DType, out: Strided, name: str = "") -> None:
+        """``out[idx] = row(args[k][idx], ...)`` in ``dtype`` over strided windows (one kernel;
+        ``row`` None copies ``args[0]``)."""
+        if prod(list(shape)) == 0:
+            return
+        T = _k.compute_type(dtype)
+        expr = "x" if row is None else _row_expr(row, dtype)
+        if expr is None:
+            raise TypeError(f"{row.name if row else 'copy'} is not defined for {dtype.name} data")
+        ops = [_k.buf(a.array._buf, a.array.dtype, T, a.offset, a.strides) for a in args]
+        _k.run(self.device, expr, T, out.array._buf, out.array.dtype, ops, list(shape),
+               out_offset=out.offset, out_strides=list(out.strides), store="strided",
+               name=name or (row.name if row else "copy"))
+
+    @_locked
+    def take(self, x: Array, shape: Sequence[int], offset: int, strides: Sequence[int], index: Array,
+             index_strides: Sequence[int]) -> Array:
+        """New ``out[idx] = x.flat[offset + sum(idx * strides) + index.flat[sum(idx * index_strides)]]``
+        (``index`` int32): one indexed gather."""
+        out = Array._empty(x.device, tuple(shape), x.dtype)
+        if out.size:
+            T = _k.compute_type(x.dtype)
+            _k.run(x.device, "x", T, out._buf, x.dtype,
+                   [_k.Operand("gather", x.dtype, T, x._buf, offset, tuple(strides)),
+                    _k.Operand("index", int32, "i32", index._buf, 0, tuple(index_strides))],
+                   list(shape), name="take")
+        return out
 
     def permute_dims(self, x: Array, axes: Sequence[int]) -> Array:
         st = contiguous_strides(x.shape)
@@ -437,19 +463,12 @@ class WgslOps(WgslLinalg, WgslFFT):
     @_locked
     def getitem(self, x: Array, key: Any) -> Array:
         """``x[key]``: one strided gather (basic keys) or an offset gather (integer arrays)."""
-        p = _idx.plan_key(x, key)
+        p = _keys.plan_key(x, key)
         if not p.adv:
             return self.gather(x, [s for s, _ in p.after], p.offset, [t for _, t in p.after])
-        offs, bshape = _idx.adv_offsets(x, p)
-        shape, xs, os_ = _idx.adv_layout(p, bshape)
-        out = Array._empty(x.device, tuple(shape), x.dtype)
-        if out.size:
-            T = _k.compute_type(x.dtype)
-            _k.run(x.device, "x", T, out._buf, x.dtype,
-                   [_k.Operand("gather", x.dtype, T, x._buf, p.offset, tuple(xs)),
-                    _k.Operand("index", int32, "i32", offs._buf, 0, tuple(os_))],
-                   shape, name="take")
-        return out
+        offs, bshape = _dec.adv_offsets(self, x, p)
+        shape, xs, os_ = _keys.adv_layout(p, bshape)
+        return self.take(x, shape, p.offset, xs, offs, os_)
 
     @_locked
     def setitem(self, x: Array, key: Any, value: Any) -> None:
@@ -457,19 +476,19 @@ class WgslOps(WgslLinalg, WgslFFT):
         v = value
         if (isinstance(key, Array) and key.dtype.kind == "b" and not isinstance(v, Array)
                 and key.shape == x.shape[: key.ndim]):
-            _idx.masked_fill(x, key, v)
+            _dec.masked_fill(self, x, key, v)
             return
-        p = _idx.plan_key(x, key)
+        p = _keys.plan_key(x, key)
         if not p.adv:
             shape = [s for s, _ in p.after]
             if isinstance(v, Array):
-                _idx.check_value_shape(v, shape, key, x)
+                _keys.check_value_shape(v, shape, key, x)
             self.scatter(x, shape, p.offset, [t for _, t in p.after], v)
             return
-        offs, bshape = _idx.adv_offsets(x, p)
-        shape, xs, os_ = _idx.adv_layout(p, bshape)
+        offs, bshape = _dec.adv_offsets(self, x, p)
+        shape, xs, os_ = _keys.adv_layout(p, bshape)
         if isinstance(v, Array):
-            _idx.check_value_shape(v, shape, key, x)  # also when nothing is selected (NumPy)
+            _keys.check_value_shape(v, shape, key, x)  # also when nothing is selected (NumPy)
         if not prod(shape):
             return
         if isinstance(v, Array):
@@ -515,7 +534,7 @@ class WgslOps(WgslLinalg, WgslFFT):
             xx, outer, n, inner = self._layout3(src, axes)
             if op in ("min", "max") and outer * inner == 0:
                 return Array._empty(x.device, shape, dtype)
-            return _manip.reshape(self._tree(xx, outer, n, inner, _TREE_OPS[op], dtype), shape)
+            return reshape(_dec.tree(self, xx, outer, n, inner, _TREE_OPS[op], dtype), shape)
         if op in ("sum", "prod"):
             xx, outer, n, inner = self._layout3(x, axes)
             wide = _NARROW_WIDE.get(dtype, dtype)
@@ -524,53 +543,19 @@ class WgslOps(WgslLinalg, WgslFFT):
             return r if wide is dtype else self.astype(r, dtype)
         src = x
         if op in ("any", "all") and x.dtype.kind == "f":
-            src = _ew.not_equal(x, 0.0)  # NaN is truthy
+            src = _dec.ew(self, "not_equal", x, 0.0)  # NaN is truthy
         xx, outer, n, inner = self._layout3(src, axes)
         if op in ("min", "max") and outer * inner == 0:
             return Array._empty(x.device, shape, dtype)
         buf = _gk.reduce_axis(x.device, xx._buf, xx.dtype, outer, n, inner, op)
         return Array._new(buf, shape, dtype, x.device)
 
-    def _tree(self, a: Array, outer: int, n: int, inner: int, row_name: str, dt: DType) -> Array:
-        """Reduce ``a`` viewed as (outer, n, inner) over n with the elementwise row ``row_name``
-        (add, multiply, maximum, minimum) of any dtype: pairwise, one elementwise pass per
-        level (element j combined with element j + ceil(n / 2)), so no invocation loops.
-        Returns a C-contiguous (outer, inner) array. The caller holds the device lock."""
-        dev = self.device
-        if n == 0:
-            out = Array._empty(dev, (outer, inner), dt)
-            return self.fill(out, 1 if row_name == "multiply" else 0)
-        T = _k.compute_type(dt)
-        expr = _row_expr(_table.get(row_name), dt)
-        while n > 1:
-            m = (n + 1) // 2
-            out = Array._empty(dev, (outer, m, inner), dt)
-            st = [n * inner, inner, 1]
-            ost = [m * inner, inner, 1]
-            _k.run(dev, expr, T, out._buf, dt,
-                   [_k.buf(a._buf, dt, T, 0, st), _k.buf(a._buf, dt, T, m * inner, st)],
-                   [outer, n - m, inner], out_strides=ost, store="strided", name=f"tree_{row_name}")
-            if n % 2:  # the middle element has no partner: copied
-                _k.run(dev, "x", T, out._buf, dt, [_k.buf(a._buf, dt, T, (m - 1) * inner, [n * inner, 1])],
-                       [outer, inner], out_offset=(m - 1) * inner, out_strides=[m * inner, 1],
-                       store="strided", name="tree_copy")
-            a, n = out, m
-        return Array._new(a._buf, (outer, inner), dt, dev)
-
-    def _arg_wide(self, x: Array, axis: int | None, shape: tuple[int, ...], op: str,
-                  dtype: DType) -> Array:
-        """argmax / argmin of a multi-lane dtype: the extreme by :meth:`_tree` (NaN wins, as
-        maximum / minimum propagate it), then each position's index where the element equals
-        it (NaN matching NaN) and a large value elsewhere, then the 32-bit min reduction: the
-        first occurrence, NumPy's answer. No invocation loops over the axis."""
+    # -- the two kernels of the multi-lane composites (primitives.WideKernels) ------------
+    @_locked
+    def arg_candidates(self, x: Array, ext: Array, outer: int, n: int, inner: int, op: str) -> Array:
+        """int32 (outer, n, inner): each position's index along n where ``x`` equals the
+        extreme ``ext`` (outer, inner) (NaN matching NaN), else 2**31 - 1 (one kernel)."""
         dev, dt = self.device, x.dtype
-        if axis is None:
-            outer, n, inner = 1, x.size, 1
-        else:
-            outer, n, inner = prod(x.shape[:axis]), x.shape[axis], prod(x.shape[axis + 1:])
-        if outer * inner == 0:
-            return Array._empty(dev, shape, dtype)
-        ext = self._tree(x, outer, n, inner, "maximum" if op == "argmax" else "minimum", dt)
         pfx = MULTI_LANE[dt].prefix
         eq = f"{pfx}equal(x, y)"
         if dt.kind in "fc":
@@ -581,56 +566,18 @@ class WgslOps(WgslLinalg, WgslFFT):
                [_k.buf(x._buf, dt, T, 0, [n * inner, inner, 1]),
                 _k.buf(ext._buf, dt, T, 0, [inner, 0, 1])],
                [outer, n, inner], prm=(inner, n, 0, 0), name=f"{op}_candidates")
-        buf = _gk.reduce_axis(dev, cand._buf, int32, outer, n, inner, "min")
-        r = Array._new(buf, shape, int32, dev)
-        return r if dtype is int32 else self.astype(r, dtype)
+        return cand
 
-    def _sort_wide(self, x: Array, rows: int, n: int, descending: bool, indices: bool,
-                   dtype: DType) -> Array:
-        """Stable sort (or argsort) of the last axis of a multi-lane array: rows padded to a
-        power of two, bitonic passes over (value, index) pairs (``gpu_kernels.sort_wide``)."""
-        dev, dt = self.device, x.dtype
-        if rows * n == 0:
-            return Array._empty(dev, x.shape, dtype)
-        P = 1 << max(0, (n - 1).bit_length())
-        keys = Array._empty(dev, (rows, P), dt)
-        self.scatter(keys, [rows, n], 0, [P, 1], x, [n, 1])
+    @_locked
+    def sort_pairs(self, keys: Array, rows: int, n: int, P: int, descending: bool) -> Array:
+        """Stable bitonic sort of the rows of ``keys`` (rows, P) in place
+        (``gpu_kernels.sort_wide``); returns the uint32 (rows, P) source indices."""
+        dev = self.device
         idx = Array._empty(dev, (rows, P), uint32)
         _k.run(dev, "i % p.prm.x", "u32", idx._buf, uint32, [], [rows * P], prm=(P, 0, 0, 0),
                name="sort_index")
-        _gk.sort_wide(dev, keys._buf, idx._buf, dt, rows, n, P, descending)
-        src = idx if indices else keys
-        r = self.gather(src, [rows, n], 0, [P, 1])
-        r = _manip.reshape(r, x.shape)
-        return self.astype(r, dtype) if r.dtype is not dtype else r
-
-    def _scan(self, a: Array, outer: int, n: int, inner: int, include_initial: bool, dt: DType,
-              op: str = "add") -> Array:
-        """Inclusive prefix sums (``op="multiply"``: products) of ``a`` (dtype ``dt``) viewed as
-        (outer, n, inner) along n: Hillis-Steele, one elementwise pass per doubling of the
-        offset (no invocation loops); with ``include_initial`` an identity row (0 / 1) first.
-        The caller holds the device lock."""
-        dev = self.device
-        T = _k.compute_type(dt)
-        expr = _row_expr(_table.get(op), dt)
-        st = [n * inner, inner, 1]
-        off = 1
-        while off < n:
-            out = Array._empty(dev, (outer, n, inner), dt)
-            _k.run(dev, "x", T, out._buf, dt, [_k.buf(a._buf, dt, T, 0, [n * inner, 1])],
-                   [outer, off * inner], out_strides=[n * inner, 1], store="strided", name="scan_copy")
-            _k.run(dev, expr, T, out._buf, dt,
-                   [_k.buf(a._buf, dt, T, off * inner, st), _k.buf(a._buf, dt, T, 0, st)],
-                   [outer, n - off, inner], out_offset=off * inner, out_strides=st, store="strided",
-                   name="scan_add")
-            a, off = out, off * 2
-        if not include_initial:
-            return a
-        out = Array._empty(dev, (outer, n + 1, inner), dt)
-        self.fill(out, 0 if op == "add" else 1)
-        if n:
-            self.scatter(out, [outer, n, inner], inner, [(n + 1) * inner, inner, 1], a, st)
-        return out
+        _gk.sort_wide(dev, keys._buf, idx._buf, keys.dtype, rows, n, P, descending)
+        return idx
 
     @_locked
     def mean(self, x: Array, axes: tuple[int, ...], shape: tuple[int, ...], dtype: DType) -> Array:
@@ -640,9 +587,7 @@ class WgslOps(WgslLinalg, WgslFFT):
         if dtype in MULTI_LANE or x.dtype in MULTI_LANE:  # the tree's sum / n
             src = x if x.dtype is dtype else self.astype(x, dtype)
             xx, outer, n, inner = self._layout3(src, axes)
-            total = self._tree(xx, outer, n, inner, "add", dtype)
-            r, _ = self.elementwise(_table.get("divide"), (total, float(n)), total.shape, dtype, dtype)
-            return _manip.reshape(r, shape)
+            return _dec.mean_wide(self, xx, outer, n, inner, shape, dtype)
         xx, outer, n, inner = self._layout3(x, axes)
         buf = _gk.mean_axis(x.device, xx._buf, xx.dtype, outer, n, inner, out_dt=dtype)
         return Array._new(buf, shape, dtype, x.device)
@@ -656,14 +601,7 @@ class WgslOps(WgslLinalg, WgslFFT):
         if dtype in MULTI_LANE or x.dtype in MULTI_LANE:  # NumPy's two passes, as trees
             src = x if x.dtype is dtype else self.astype(x, dtype)
             xx, outer, n, inner = self._layout3(src, axes)
-            x3 = _manip.reshape(xx, (outer, n, inner))
-            if n == 0:
-                return self.fill(Array._empty(self.device, shape, dtype), math.nan)
-            mean = _ew.divide(_manip.reshape(self._tree(x3, outer, n, inner, "add", dtype), (outer, 1, inner)),
-                              float(n))
-            d = _ew.subtract(x3, mean)
-            ss = self._tree(_ew.multiply(d, d), outer, n, inner, "add", dtype)
-            return _manip.reshape(_ew.divide(ss, float(max(n - correction, 0))), shape)
+            return _dec.var_wide(self, xx, outer, n, inner, shape, correction, dtype)
         xx, outer, n, inner = self._layout3(x, axes)
         buf = _gk.var_axis(x.device, xx._buf, xx.dtype, outer, n, inner, correction=float(correction),
                            out_dt=dtype)
@@ -677,7 +615,7 @@ class WgslOps(WgslLinalg, WgslFFT):
         if r is not None:
             return r
         if x.dtype in MULTI_LANE:
-            return self._arg_wide(x, axis, shape, op, dtype)
+            return _dec.arg_wide(self, x, axis, shape, op, dtype)
         idt = int32 if dtype in MULTI_LANE else dtype  # the kernel writes int32 indices
         if axis is None:
             buf = _gk.reduce_axis(x.device, x._buf, x.dtype, 1, x.size, 1, op)
@@ -711,16 +649,16 @@ class WgslOps(WgslLinalg, WgslFFT):
         Hillis-Steele scan (:meth:`_scan`) for the multi-lane dtypes and complex products."""
         if dtype.kind == "c" and op == "sum":  # per component: the real scan of both parts
             src = x if x.dtype is dtype else self.astype(x, dtype)
-            r = self._cumulative(_parts(src), axis, include_initial, _part_dtype(dtype), op)
+            r = self._cumulative(_dec.parts(src), axis, include_initial, _dec.part_dtype(dtype), op)
             return Array._new(r._buf, r.shape[:-1], dtype, self.device)
         shape = list(x.shape)
         shape[axis] += int(bool(include_initial))
         outer, n, inner = prod(x.shape[:axis]), x.shape[axis], prod(x.shape[axis + 1:])
         if dtype in MULTI_LANE or x.dtype in MULTI_LANE:
             src = x if x.dtype is dtype else self.astype(x, dtype)
-            r = self._scan(src, outer, n, inner, bool(include_initial), dtype,
-                           "add" if op == "sum" else "multiply")
-            return _manip.reshape(r, tuple(shape))
+            r = _dec.scan(self, src, outer, n, inner, bool(include_initial), dtype,
+                          "add" if op == "sum" else "multiply")
+            return reshape(r, tuple(shape))
         wide = _NARROW_WIDE.get(dtype, dtype)
         buf = _gk.cumsum_axis(x.device, x._buf, x.dtype, outer, n, inner,
                               include_initial=bool(include_initial), out_dt=wide, op=op)
@@ -736,18 +674,19 @@ class WgslOps(WgslLinalg, WgslFFT):
         if r is not None:
             return r
         last = axis == x.ndim - 1
-        xx = x if last else _manip.moveaxis(x, axis, -1)
+        end = x.ndim - 1
+        xx = x if last else moveaxis(x, axis, end)
         outer = prod(xx.shape[:-1])
         if x.dtype in MULTI_LANE:
-            r = self._sort_wide(xx, outer, x.shape[axis], bool(descending), indices, dtype)
-            return r if last else _manip.moveaxis(r, -1, axis)
+            r = _dec.sort_wide(self, xx, outer, x.shape[axis], bool(descending), indices, dtype)
+            return r if last else moveaxis(r, end, axis)
         buf = _gk.sort_axis(x.device, xx._buf, xx.dtype, outer, x.shape[axis], descending=bool(descending),
                             stable=bool(stable), return_indices=indices)
         idt = int32 if indices and dtype in MULTI_LANE else dtype  # the kernel writes int32 indices
         r = Array._new(buf, xx.shape, idt, x.device)
         if idt is not dtype:
             r = self.astype(r, dtype)
-        return r if last else _manip.moveaxis(r, -1, axis)
+        return r if last else moveaxis(r, end, axis)
 
     @_locked
     def searchsorted(self, x1: Array, x2: Array, right: bool, dtype: DType) -> Array:
@@ -776,11 +715,11 @@ class WgslOps(WgslLinalg, WgslFFT):
         if x2.ndim == 1:
             final.pop(-1)
         if dt.kind == "c":
-            return self._matmul_complex(x1, x2, dt, a_shape, b_shape, tuple(final))
+            return _dec.matmul_complex(self, x1, x2, dt, a_shape, b_shape, tuple(final))
         a = x1 if x1.dtype is dt else self.astype(x1, dt)
         b = x2 if x2.dtype is dt else self.astype(x2, dt)
-        a = _manip.reshape(a, a_shape)
-        b = _manip.reshape(b, b_shape)
+        a = reshape(a, a_shape)
+        b = reshape(b, b_shape)
         batch = prod(batch_shape)
 
         def batched(x: Array, shape: tuple[int, ...]) -> tuple[Array, int]:
@@ -800,79 +739,28 @@ class WgslOps(WgslLinalg, WgslFFT):
             return self.astype(Array._new(buf, tuple(final), _NARROW_WIDE[dt], dev), dt)
         return Array._new(buf, tuple(final), dt, dev)
 
-    def _matmul_complex(self, x1: Array, x2: Array, dt: DType, a_shape: tuple[int, ...],
-                        b_shape: tuple[int, ...], final: tuple[int, ...]) -> Array:
-        """Complex matmul as one real matmul in the component dtype (float32 / float64) on the
-        interleaved components: A's parts viewed as (..., M, 2K) = [ar, ai, ...] times the real
-        (..., 2K, 2N) matrix whose rows 2k, 2k + 1 are B[k] = [br, bi, ...] and i B[k] =
-        [-bi, br, ...], so each output pair is (sum ar br - ai bi, sum ar bi + ai br): the four
-        real products of BLAS cgemm / zgemm, with the real path's K splitting, broadcasting and
-        1-D handling. Its (..., M, 2N) real result is the complex (..., M, N) one, byte for
-        byte. A real x1 multiplies B's parts (..., K, 2N) directly (no i B rows)."""
-        dev, pt = self.device, _part_dtype(dt)
-        K, N = a_shape[-1], b_shape[-1]
-        b = _manip.reshape(x2 if x2.dtype is dt else self.astype(x2, dt), b_shape)
-        if x1.dtype.kind != "c":  # (real A) B = A br + i A bi: the parts of B side by side
-            a = _manip.reshape(x1 if x1.dtype is pt else self.astype(x1, pt), a_shape)
-            rb = Array._new(b._buf, b_shape[:-1] + (2 * N,), pt, dev)
-            r = self.matmul(a, rb, pt)
-            return Array._new(r._buf, final, dt, dev)
-        a = x1 if x1.dtype is dt else self.astype(x1, dt)
-        ra = Array._new(a._buf, a_shape[:-1] + (2 * K,), pt, dev)  # (..., M, 2K)
-        lead = b_shape[:-2]
-        big = Array._empty(dev, lead + (K, 2, N, 2), pt)  # rows (k, 0) = B[k], (k, 1) = i B[k]
-        st = contiguous_strides(big.shape)
-        part_st = contiguous_strides(b_shape + (2,))
-        # big[..., k, 0, n, c] = B[..., k, n, c]
-        self.scatter(big, b_shape + (2,), 0, [*st[:-3], st[-2], 1], _parts(b), part_st)
-        # big[..., k, 1, n, 1 - c] = conj(B)[..., k, n, c]: (-bi, br), the parts of i B (exact:
-        # a sign flip and a move, so inf and NaN parts stay where they were)
-        cb = _ew.conj(b)
-        self.scatter(big, b_shape + (2,), st[-3] + 1, [*st[:-3], st[-2], -1], _parts(cb), part_st)
-        r = self.matmul(ra, _manip.reshape(big, lead + (2 * K, 2 * N)), pt)
-        return Array._new(r._buf, final, dt, dev)
-
     @_locked
     def softmax(self, x: Array, axis: int) -> Array:
         r = _hp.run(self.device, "softmax", (x.dtype,), x, axis)
         if r is not None:
             return r
-        if x.dtype in MULTI_LANE:  # exp(x - max) / sum(...), the reductions as trees
-            xx = x if axis == x.ndim - 1 else _manip.moveaxis(x, axis, -1)
-            rows, n = prod(xx.shape[:-1]), xx.shape[-1]
-            if rows * n == 0:
-                return self.astype(x, x.dtype)
-            x3 = _manip.reshape(xx, (rows, n, 1))
-            m = _manip.reshape(self._tree(x3, rows, n, 1, "maximum", x.dtype), (rows, 1, 1))
-            e = _ew.exp(_ew.subtract(x3, m))
-            s = _manip.reshape(self._tree(e, rows, n, 1, "add", x.dtype), (rows, 1, 1))
-            r = _manip.reshape(_ew.divide(e, s), xx.shape)
-            return r if axis == x.ndim - 1 else _manip.moveaxis(r, -1, axis)
-        last = axis == x.ndim - 1
-        xx = x if last else _manip.moveaxis(x, axis, -1)
+        if x.dtype in MULTI_LANE:
+            return _dec.softmax_wide(self, x, axis)
+        end = x.ndim - 1
+        xx = x if axis == end else moveaxis(x, axis, end)
         buf = _gk.softmax_rows(x.device, xx._buf, xx.dtype, prod(xx.shape[:-1]), xx.shape[-1])
         r = Array._new(buf, xx.shape, x.dtype, x.device)
-        return r if last else _manip.moveaxis(r, -1, axis)
+        return r if axis == end else moveaxis(r, end, axis)
 
     @_locked
     def logsumexp(self, x: Array, axis: int, keepdims: bool) -> Array:
         r = _hp.run(self.device, "logsumexp", (x.dtype,), x, axis, keepdims)
         if r is not None:
             return r
-        if x.dtype in MULTI_LANE:  # log(sum(exp(x - m))) + m, m the finite max (else 0)
-            xx = x if axis == x.ndim - 1 else _manip.moveaxis(x, axis, -1)
-            rows, n = prod(xx.shape[:-1]), xx.shape[-1]
-            shape = x.shape[:axis] + ((1,) if keepdims else ()) + x.shape[axis + 1:]
-            if rows == 0 or n == 0:
-                return self.fill(Array._empty(self.device, shape, x.dtype), -math.inf)
-            x3 = _manip.reshape(xx, (rows, n, 1))
-            m = _manip.reshape(self._tree(x3, rows, n, 1, "maximum", x.dtype), (rows, 1, 1))
-            m = _ew.where(_ew.isfinite(m), m, 0.0)
-            s = self._tree(_ew.exp(_ew.subtract(x3, m)), rows, n, 1, "add", x.dtype)
-            r = _ew.add(_ew.log(s), _manip.reshape(m, (rows, 1)))
-            return _manip.reshape(r, shape)
-        xx = x if axis == x.ndim - 1 else _manip.moveaxis(x, axis, -1)
+        if x.dtype in MULTI_LANE:
+            return _dec.logsumexp_wide(self, x, axis, keepdims)
+        end = x.ndim - 1
+        xx = x if axis == end else moveaxis(x, axis, end)
         buf = _gk.logsumexp_rows(x.device, xx._buf, xx.dtype, prod(xx.shape[:-1]), xx.shape[-1])
         shape = x.shape[:axis] + ((1,) if keepdims else ()) + x.shape[axis + 1:]
-        return _manip.reshape(Array._new(buf, xx.shape[:-1], x.dtype, x.device), shape)
-
+        return reshape(Array._new(buf, xx.shape[:-1], x.dtype, x.device), shape)

@@ -1,4 +1,5 @@
-"""The fft family of the NumPy op provider (mixin :class:`NumpyFFT` of ``NumpyOps``): NumPy's
+"""The fft family of the NumPy op provider (:class:`NumpyFFT`, a component ``NumpyOps`` holds
+as ``ops.fft`` and forwards as ``ops.fft_c2c`` etc.): NumPy's
 ``np.fft`` (pocketfft; single precision stays single precision since NumPy 2.0), also the
 host path of the WGSL provider for dtypes without kernels (:mod:`pyaccel.ops.host_path`).
 
@@ -13,10 +14,13 @@ definitions of ``ihfft`` and ``hfft``):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..array import Array
 from ..dtypes import DType, as_dtype
+
+if TYPE_CHECKING:
+    from ..device import Device
 
 _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 _COMPLEX_OF = {"float32": "complex64", "float64": "complex128"}
@@ -51,14 +55,16 @@ def view(x: Array) -> Any:
 
 
 class NumpyFFT:
-    """fft provider methods of :class:`~pyaccel.runtime.numpy_ops.NumpyOps` (module docstring)."""
+    """fft methods of the cpu device (module docstring). Depends on the device and NumPy only."""
 
-    np: Any
+    def __init__(self, device: Device, np: Any) -> None:
+        self.device = device
+        self.np = np
 
     def _fft_run(self, kind: str, x: Array, s: tuple[int, ...], axes: tuple[int, ...],
                  forward: bool, norm: str, out: DType) -> Array:
         r = numpy_fft(self.np, kind, view(x), s, axes, forward, norm, out.name)
-        res = Array._output(self.device, tuple(r.shape), out)  # type: ignore[attr-defined]
+        res = Array._output(self.device, tuple(r.shape), out)
         if r.size:
             view(res)[...] = r
         return res

@@ -1,5 +1,6 @@
-"""The ``linalg`` primitives of the cpu op provider (mixin :class:`NumpyLinalg` of
-:class:`~pyaccel.runtime.numpy_ops.NumpyOps`): ``numpy.linalg`` on views of the buffers.
+"""The ``linalg`` primitives of the cpu op provider (:class:`NumpyLinalg`, a component
+:class:`~pyaccel.runtime.numpy_ops.NumpyOps` holds as ``ops.linalg`` and forwards as
+``ops.linalg_solve`` etc.): ``numpy.linalg`` on views of the buffers.
 
 The module-level ``np_*`` functions take and return NumPy arrays. The GPU provider's host
 path (:data:`pyaccel.ops.host_path.HOST_PATH`) runs this provider's methods, so a dtype that
@@ -15,10 +16,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..array import Array
 from ..dtypes import as_dtype
+from ..errors import LinAlgError
 
 if TYPE_CHECKING:
-    from ..array import Array
+    from ..device import Device
     from ..dtypes import DType
 
 
@@ -79,7 +82,6 @@ def np_qr(np: Any, a: Any, mode: str) -> tuple[Any, Any]:
 
 def _no_convergence(np: Any, a: Any, what: str) -> Exception:
     """pyaccel's LinAlgError for LAPACK's "did not converge" (NaN input), naming the matrix."""
-    from ..linalg import LinAlgError
     bad = np.isnan(a).any(axis=(-2, -1)).reshape(-1)
     where = f": matrix {int(np.argmax(bad))} of the stack (flattened batch index) has NaN" if bad.any() else ""
     return LinAlgError(f"{what}: did not converge{where}")
@@ -113,14 +115,22 @@ def np_det(np: Any, a: Any) -> Any:
 
 
 class NumpyLinalg:
-    """``linalg`` provider methods of the cpu device (see :class:`pyaccel.ops.provider.LinalgProvider`)."""
+    """``linalg`` methods of the cpu device (see :class:`pyaccel.ops.provider.LinalgProvider`).
+    Depends on the device and NumPy only."""
 
-    np: Any
+    def __init__(self, device: Device, np: Any) -> None:
+        self.device = device
+        self.np = np
 
     def _lwrap(self, arr: Any, dtype: DType | None = None) -> Array:
+        """A new cpu Array holding a copy of NumPy data ``arr`` (as ``dtype``)."""
         np = self.np
         dt = dtype or as_dtype(arr.dtype)
-        return self._wrap(np.asarray(arr).astype(np.dtype(dt.name), copy=False), dt)  # type: ignore[attr-defined]
+        arr = np.asarray(arr).astype(np.dtype(dt.name), copy=False)
+        out = Array._empty(self.device, tuple(arr.shape), dt)
+        if out.size:
+            view(out)[...] = arr
+        return out
 
     def linalg_cholesky(self, x: Array) -> tuple[Array, Array]:
         """Lower Cholesky factors of a stack and a bool flag per matrix (not positive definite)."""

@@ -13,11 +13,12 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .._keys import numpy_key
 from .._shapes import prod
 from ..array import Array
 from ..device import Device
 from ..dtypes import HOST_LAYOUT, DType, StorageLayout, as_dtype
-from ..indexing import numpy_key
+from ..ops.provider import delegate
 from ..ops.table import FLOAT_CATEGORIES, OpDef
 from .numpy_fft import NumpyFFT
 from .numpy_linalg import NumpyLinalg
@@ -127,12 +128,19 @@ _COMPLEX_FUNCS: dict[str, Callable[..., Any]] = {
     "tanh": _complex_tanh}
 
 
-class NumpyOps(NumpyLinalg, NumpyFFT):
-    """The op provider of the cpu device (see the module docstring)."""
+@delegate("linalg", NumpyLinalg)
+@delegate("fft", NumpyFFT)
+class NumpyOps:
+    """The op provider of the cpu device (see the module docstring). The linalg and fft
+    families are components it holds (``self.linalg``, ``self.fft``) and forwards
+    (``linalg_solve``, ``fft_c2c``, ...; :func:`pyaccel.ops.provider.delegate`). It has a
+    native version of every composite of :mod:`pyaccel.ops.decompositions`."""
 
     def __init__(self, device: Device, np: Any) -> None:
         self.device = device
         self.np = np
+        self.linalg = NumpyLinalg(device, np)
+        self.fft = NumpyFFT(device, np)
 
     def _wrap(self, arr: Any, dtype: DType | None = None) -> Array:
         """A new cpu Array holding a copy of NumPy array ``arr`` (as ``dtype``)."""

@@ -1,5 +1,6 @@
 """pyaccel's modules form no import cycle, counting every import statement anywhere in a
-module (function-level imports included): the layers import downwards only."""
+module (function-level imports included): the layers import downwards only. The op layer
+(``pyaccel/ops``) imports nothing of the namespace above it (docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -98,7 +99,8 @@ def test_graph_sees_function_level_and_relative_imports() -> None:
     assert "pyaccel.ops.wgsl_provider" in g["pyaccel.runtime.webgpu_common"]  # inside make_ops
     assert "pyaccel.runtime.numpy_ops" in g["pyaccel.runtime.cpu"]
     assert "pyaccel.ops.elementwise" in g["pyaccel.ops.wgsl_provider"]  # `from . import elementwise`
-    assert "pyaccel.elementwise" in g["pyaccel.ops.wgsl_provider"]  # `from .. import elementwise`
+    assert "pyaccel.elementwise" in g["pyaccel.indexing"] or "pyaccel.elementwise" in g["pyaccel.linalg"]
+    assert "pyaccel.creation" in g["pyaccel.linalg"]  # `from .creation import eye` inside inv()
 
 
 def test_type_checking_imports_are_not_edges() -> None:
@@ -117,3 +119,75 @@ def test_find_cycle_reports_a_cycle() -> None:
 def test_no_import_cycle() -> None:
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+# -- the op layer never imports the namespace -------------------------------------------------
+OP_LAYER = "pyaccel.ops"
+BELOW = frozenset({  # what the op layer may import besides itself (docs/architecture.md)
+    "pyaccel.array",  # Array (the class and its private constructors; not asarray)
+    "pyaccel._keys",  # index-key plans (shared with pyaccel.indexing, which re-exports them)
+    "pyaccel._shapes", "pyaccel._host", "pyaccel._lru", "pyaccel.dtypes", "pyaccel.device",
+    "pyaccel.errors", "pyaccel.promotion", "pyaccel.capabilities",
+    "pyaccel.registry",  # the host path opens cpu:0 (inside host_path.run)
+})
+ARRAY_PUBLIC_OK = frozenset({"Array"})  # from pyaccel.array: Array and private names only
+
+
+def imports_of(mod: str, src: str, is_pkg: bool = False) -> list[tuple[str, str, int]]:
+    """(imported pyaccel module, imported name or '', line) for every import statement in
+    ``src`` (module ``mod``) outside ``if TYPE_CHECKING:``, function-level ones included."""
+    mods = _modules()
+    tree = ast.parse(src)
+    typing_only = {id(n) for block in ast.walk(tree) if _is_type_checking(block)
+                   for stmt in block.body for n in ast.walk(stmt)}
+    out = []
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            out += [(a.name, "", node.lineno) for a in node.names if a.name.startswith(PKG)]
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve(mod, is_pkg, node.level, node.module) if node.level else (node.module or "")
+            if not base.startswith(PKG):
+                continue
+            for a in node.names:
+                sub = f"{base}.{a.name}"
+                out.append((sub, "", node.lineno) if sub in mods else (base, a.name, node.lineno))
+    return out
+
+
+def climbs(mod: str, src: str, is_pkg: bool = False) -> list[str]:
+    """The imports of op-layer module ``mod`` that reach above it (a namespace module, the
+    package itself, or a public function of pyaccel.array such as asarray)."""
+    bad = []
+    for target, name, line in imports_of(mod, src, is_pkg):
+        if target == OP_LAYER or target.startswith(OP_LAYER + "."):
+            continue
+        if target not in BELOW:
+            bad.append(f"{mod}:{line} imports {target}" + (f".{name}" if name else ""))
+        elif target == "pyaccel.array" and name and not name.startswith("_") and name not in ARRAY_PUBLIC_OK:
+            bad.append(f"{mod}:{line} imports {target}.{name} (a namespace function)")
+    return bad
+
+
+def test_op_layer_imports_nothing_of_the_namespace() -> None:
+    bad = []
+    for mod, path in sorted(_modules().items()):
+        if mod == OP_LAYER or mod.startswith(OP_LAYER + "."):
+            bad += climbs(mod, path.read_text(), path.name == "__init__.py")
+    assert not bad, "the op layer imports the namespace:\n" + "\n".join(bad)
+
+
+def test_climb_check_catches_every_import_form() -> None:
+    src = ("from .. import elementwise as _ew\n"
+           "import pyaccel.reductions\n"
+           "from ..array import Array, asarray, _write_view\n"
+           "from .. import _host\n"
+           "from . import table\n"
+           "from typing import TYPE_CHECKING\n"
+           "if TYPE_CHECKING:\n    from ..linalg import LinAlgError\n"
+           "def f():\n    from ..linalg import LinAlgError\n    from pyaccel import fft\n")
+    got = climbs("pyaccel.ops.x", src)
+    assert got == ["pyaccel.ops.x:1 imports pyaccel.elementwise", "pyaccel.ops.x:2 imports pyaccel.reductions",
+                   "pyaccel.ops.x:3 imports pyaccel.array.asarray (a namespace function)",
+                   "pyaccel.ops.x:10 imports pyaccel.linalg.LinAlgError", "pyaccel.ops.x:11 imports pyaccel.fft"], got

@@ -86,20 +86,69 @@ def test_array_cannot_be_constructed_directly() -> None:
         pyaccel.Array(b"\0" * 4, (1,), pyaccel.float32, None)
 
 
-def test_family_mixins_do_not_shadow_provider_methods() -> None:
-    """A family mixin (linalg, fft) must not define a name its provider also defines: the
-    provider's method would silently win (WgslOps._host once hid WgslLinalg._host)."""
+def test_family_components_are_forwarded_never_shadowed() -> None:
+    """The linalg and fft families are components the providers hold (no mixins): each
+    public method of a component is a provider method forwarding to it (so a method added
+    to a component reaches ``device.ops`` at once), never one the provider defines itself
+    (that would silently hide the component's: WgslOps._host once hid WgslLinalg._host)."""
     from pyaccel.ops.fft_wgsl import WgslFFT
     from pyaccel.ops.linalg_wgsl import WgslLinalg
+    from pyaccel.ops.provider import delegate
     from pyaccel.ops.wgsl_provider import WgslOps
     from pyaccel.runtime.numpy_fft import NumpyFFT
     from pyaccel.runtime.numpy_linalg import NumpyLinalg
     from pyaccel.runtime.numpy_ops import NumpyOps
 
-    dunder = {n for n in vars(object)} | {"__module__", "__dict__", "__weakref__", "__annotations__",
-                                           "__qualname__", "__firstlineno__", "__static_attributes__"}
-    for provider, mixins in ((WgslOps, (WgslLinalg, WgslFFT)), (NumpyOps, (NumpyLinalg, NumpyFFT))):
-        names = [set(vars(c)) - dunder for c in (provider, *mixins)]
-        for i in range(len(names)):
-            for j in range(i + 1, len(names)):
-                assert not names[i] & names[j], (provider, names[i] & names[j])
+    for provider, comps in ((WgslOps, (WgslLinalg, WgslFFT)), (NumpyOps, (NumpyLinalg, NumpyFFT))):
+        assert provider.__bases__ == (object,), provider.__bases__  # no mixin
+        for comp in comps:
+            public = [n for n, v in vars(comp).items() if callable(v) and not n.startswith("_")]
+            assert public
+            for name in public:
+                assert getattr(provider, name).__wrapped__ is vars(comp)[name], (provider, name)
+
+    class Provider:
+        def linalg_solve(self) -> None: ...
+
+    with pytest.raises(TypeError, match="would hide"):
+        delegate("linalg", WgslLinalg)(Provider)
+
+
+@pytest.mark.parametrize("name", __import__("pyaccel.ops.primitives", fromlist=["x"]).primitive_methods())
+def test_wgsl_provider_implements_the_primitive_set(name: str) -> None:
+    """WgslOps implements every primitive of ``primitives.PrimitivesWide`` (what the composites
+    of ops/decompositions.py are written against) with the Protocol's signature."""
+    from pyaccel.ops.primitives import PrimitivesWide
+
+    assert hasattr(WgslOps, name), f"WgslOps lacks primitive {name}"
+    assert _shape(getattr(WgslOps, name)) == _shape(getattr(PrimitivesWide, name)), (
+        f"WgslOps.{name}{inspect.signature(getattr(WgslOps, name))} differs from "
+        f"PrimitivesWide.{name}{inspect.signature(getattr(PrimitivesWide, name))}")
+
+
+def test_decompositions_call_only_declared_primitives() -> None:
+    """Every ``p.<name>`` the composites call is a primitive of the Protocol (no undeclared
+    host method), and the linalg / fft components call only what they declare."""
+    import ast
+    from pathlib import Path
+
+    from pyaccel.ops.fft_wgsl import FFTPrims
+    from pyaccel.ops.linalg_wgsl import LinalgPrims
+    from pyaccel.ops.primitives import PrimitivesWide, primitive_methods
+
+    ops_dir = Path(__file__).resolve().parents[2] / "pyaccel" / "ops"
+    cases = [("decompositions.py", "p", PrimitivesWide), ("linalg_wgsl.py", "p", LinalgPrims),
+             ("fft_wgsl.py", "prims", FFTPrims)]
+    for fname, var, proto in cases:
+        declared = set(primitive_methods(proto)) | {"device"}
+        tree = ast.parse((ops_dir / fname).read_text())
+        used = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == var:
+                used.add(node.attr)
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
+                    and node.value.attr == var and isinstance(node.value.value, ast.Name)
+                    and node.value.value.id == "self"):
+                used.add(node.attr)
+        assert used, fname
+        assert used <= declared, (fname, sorted(used - declared))
