@@ -407,7 +407,7 @@ def _source(nodes: list[tuple], leaf_desc: list[tuple[str, str]], stags: list[st
     compute = (f"fn compute({sig}) -> {out_wgsl} {{\n" + "\n".join(lines)
                + f"\n    return n{last};\n}}\n")
     lib_src = ""
-    for pfx, lib, t in _LIBS:
+    for _pfx, lib, t in _LIBS:
         if lib in libs:
             lib_src += _T.sub(t, launch.wgsl_source(lib)) + "\n"
     decl = []
