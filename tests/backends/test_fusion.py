@@ -176,7 +176,7 @@ def test_node_used_twice(gpu_device, rng) -> None:
     xh = rng.uniform(-1, 1, 3000).astype(np.float32)
     with pyaccel.fusion(True):
         x = _up(dev, xh)
-            y = pyaccel.exp(x)
+        y = pyaccel.exp(x)
         z = y + y * 2  # one kernel: y computed once inside it
         d0 = _disp(dev)
         zz = z.to_numpy()
