@@ -238,11 +238,40 @@ def materialize(arr: Array) -> None:
             _materialize_locked(arr)
 
 
+def evaluate(arr: Array) -> Array:
+    """A new array computed from the lazy ``arr``'s tree by the kernel that materialising it
+    would record, leaving ``arr`` lazy (``arr`` itself when it is not lazy): lets a test read
+    every step of a chain while the chain keeps growing (tests/fuzz)."""
+    node = arr._lazy
+    if node is None:
+        return arr
+    with node.lock:
+        if arr._lazy is None:
+            return arr
+        return _launch(arr)
+
+
 def _materialize_locked(arr: Array) -> None:
     node = arr._lazy
     if node is None:
         return
-    dev = node.dev
+    out = _launch(arr)
+    arr._b = out._b
+    arr._lazy = None
+    for r in list(node.users.values()):
+        c = r()
+        if c is not None and c._lazy is not None:
+            _register(arr._b, c)
+    for a in node.ins:
+        if isinstance(a, Array) and a._lazy is None:
+            _unregister(a._b, arr)
+    node.ins = []  # drop the inputs (their buffers may be freed now)
+
+
+def _launch(arr: Array) -> Array:
+    """Record the fused kernel computing the lazy ``arr`` into a new array (device lock held)."""
+    node = arr._lazy
+    dev = node.dev  # type: ignore[union-attr]
     kern, leaves, scalars, shape_info = _collect(arr)
     n = prod(arr._shape)
     out = Array._output(dev, arr._shape, arr._dtype)
@@ -269,16 +298,7 @@ def _materialize_locked(arr: Array) -> None:
     impl.dispatch_bound(kern.pipe, bkey, binds,
                         (handles[0], impl.uniform(params), *handles[1:]), wg)
     STATS["launches"] += 1
-    arr._b = out._b
-    arr._lazy = None
-    for r in list(node.users.values()):
-        c = r()
-        if c is not None and c._lazy is not None:
-            _register(arr._b, c)
-    for a in node.ins:
-        if isinstance(a, Array) and a._lazy is None:
-            _unregister(a._b, arr)
-    node.ins = []  # drop the inputs (their buffers may be freed now)
+    return out
 
 
 _bind_ids = itertools.count(1 << 40)
@@ -457,4 +477,4 @@ def _source(nodes: list[tuple], leaf_desc: list[tuple[str, str]], stags: list[st
 
 
 __all__ = ["ENV", "FUSABLE", "MAX_OPS", "RECOMPUTE_OPS", "STATS", "before_write", "defer", "enabled",
-           "fusion", "materialize", "set_fusion"]
+           "evaluate", "fusion", "materialize", "set_fusion"]
