@@ -195,10 +195,14 @@ class _Template:
                 if id(a) not in seen:
                     seen.add(id(a))
                     node.nusers += 1
-                    if node.nusers >= 2 and node.nops > RECOMPUTE_OPS:
+                    # the multi-consumer rule, and a big tree is not recomputed per element
+                    # of a broadcast
+                    if node.nops > RECOMPUTE_OPS and (node.nusers >= 2 or a._shape != self.shape):
                         _materialize_locked(a)
             elif a._strides is not None:  # a strided view: its gathered contiguous copy
                 a = Array._new(a._buf, a._shape, a._dtype, a._device)
+            elif a._b._handle is None:
+                a._b.handle  # noqa: B018 - a freed buffer raises BufferFreedError here, at the op
             ins.append(a)
         while True:
             nops, leaves = 1, set()
