@@ -11,7 +11,8 @@ evaluation (recording + the device's work + ``device.synchronize()``), for
 * ``raw``: one hand-written WGSL kernel of the same expression, compiled and dispatched
   through wgpu-py on the same ``wgpu.GPUDevice`` (``pyaccel.extras.wgpu.wgpu_device``),
   buffers bound once, 4 elements per invocation (as pyaccel's vec4 path does). WGSL's
-  built-in ``exp`` (pyaccel uses its own correctly-handled ``f_exp``, ew_float.wgsl).
+  built-in ``exp``; ``raw_f_exp``: the same kernel calling pyaccel's own ``f_exp``
+  (ew_float.wgsl: NumPy's results for NaN/inf, 1-2 ulp), to separate fusion from the exp.
 
 plus dispatches per chain (``device.memory_stats()["dispatches"]``), and the MLP demo
 forward (examples/mlp.py, batch 256, width 512) and examples/heat_diffusion.py (256 x 256,
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import sys
 import time
 from typing import Any
@@ -40,6 +42,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import pyaccel  # noqa: E402
 from pyaccel.extras import wgpu as xw  # noqa: E402
 from pyaccel.ops import fusion as F  # noqa: E402
+from pyaccel.ops import launch  # noqa: E402
 
 RESULTS = RESULTS_DIR / "fusion.json"
 
@@ -74,7 +77,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 class Raw:
     """One hand-written kernel on pyaccel's own wgpu device: dispatch, submit, wait."""
 
-    def __init__(self, dev: Any, x: Any, expr: str) -> None:
+    def __init__(self, dev: Any, x: Any, expr: str, lib: str = "") -> None:
         import wgpu
 
         self.dev = dev
@@ -82,7 +85,7 @@ class Raw:
         n = x.size
         self.xb = xw.as_wgpu_buffer(x)
         self.ob = self.wd.create_buffer(size=n * 4, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC)
-        mod = self.wd.create_shader_module(code=RAW_SRC.format(expr=expr))
+        mod = self.wd.create_shader_module(code=lib + RAW_SRC.format(expr=expr))
         self.pipe = self.wd.create_compute_pipeline(layout="auto", compute={"module": mod, "entry_point": "main"})
         self.group = self.wd.create_bind_group(layout=self.pipe.get_bind_group_layout(0), entries=[
             {"binding": 0, "resource": {"buffer": self.ob, "offset": 0, "size": n * 4}},
@@ -136,21 +139,29 @@ def main(argv: list[str] | None = None) -> int:
     print(f"device {dev.uri} ({dev}), n = 2^{n.bit_length() - 1}, load average {load_average()}")
     for name, fn in (("expr1", expr1), ("chain10", chain10)):
         raw = Raw(dev, x, WGSL[name])
-        fused, eager = _eval(dev, fn, x, True), _eval(dev, fn, x, False)
+        variants = {"fused": _eval(dev, fn, x, True), "eager": _eval(dev, fn, x, False), "raw": raw}
+        if "exp(" in WGSL[name]:  # the same kernel with pyaccel's f_exp (ew_float.wgsl) for exp
+            lib = re.sub(r"\bT\b", "f32", launch.wgsl_source("ew_float")) + "\n"
+            variants["raw_f_exp"] = Raw(dev, x, WGSL[name].replace("exp(", "f_exp("), lib)
         want = fn(np, xh)
-        for label, got in (("fused", fused().to_numpy()), ("eager", eager().to_numpy()),
-                           ("raw", raw.result())):
+        for label, v in variants.items():
+            got = v.result() if isinstance(v, Raw) else v().to_numpy()
             np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5, err_msg=label)
-        disp = {"fused": _dispatches(dev, fused, True), "eager": _dispatches(dev, eager, False), "raw": 1}
-        t = interleaved({"fused": fused, "eager": eager, "raw": raw}, rounds)
+        disp = {"fused": _dispatches(dev, variants["fused"], True),
+                "eager": _dispatches(dev, variants["eager"], False), "raw": 1}
+        t = interleaved(variants, rounds)
         med = {k: median(v) for k, v in t.items()}
         row = {"case": name, "n": n, **{f"{k}_s": med[k] for k in med},
                "fused_over_raw": med["fused"] / med["raw"], "eager_over_raw": med["eager"] / med["raw"],
                "eager_over_fused": med["eager"] / med["fused"],
                **{f"dispatches_{k}": v for k, v in disp.items()}}
         rows.append(row)
+        if "raw_f_exp" in med:
+            row["fused_over_raw_f_exp"] = med["fused"] / med["raw_f_exp"]
+        extra = (f" raw(f_exp) {med['raw_f_exp'] * 1e3:8.2f} ms, fused/raw(f_exp) "
+                 f"{row['fused_over_raw_f_exp']:.2f}x |" if "raw_f_exp" in med else "")
         print(f"{name:8s} fused {med['fused'] * 1e3:8.2f} ms  eager {med['eager'] * 1e3:8.2f} ms  "
-              f"raw {med['raw'] * 1e3:8.2f} ms | fused/raw {row['fused_over_raw']:.2f}x  "
+              f"raw {med['raw'] * 1e3:8.2f} ms |{extra} fused/raw {row['fused_over_raw']:.2f}x  "
               f"eager/raw {row['eager_over_raw']:.2f}x  eager/fused {row['eager_over_fused']:.2f}x | "
               f"dispatches fused {disp['fused']} eager {disp['eager']}")
 
