@@ -199,8 +199,6 @@ class _Template:
                     # of a broadcast
                     if node.nops > RECOMPUTE_OPS and (node.nusers >= 2 or a._shape != self.shape):
                         _materialize_locked(a)
-            elif a._strides is not None:  # a strided view: its gathered contiguous copy
-                a = Array._new(a._buf, a._shape, a._dtype, a._device)
             elif a._b._handle is None:
                 a._b.handle  # noqa: B018 - a freed buffer raises BufferFreedError here, at the op
             ins.append(a)
@@ -280,15 +278,15 @@ def _launch(arr: Array) -> Array:
     n = prod(arr._shape)
     out = Array._output(dev, arr._shape, arr._dtype)
     handles = [out._b.handle] + [b.handle for b in leaves]
-    cshape, bc_st = shape_info
+    cshape, bc_st, bc_off = shape_info
     shp = list(cshape) + [1] * (8 - len(cshape))
     words = [n, len(cshape), 0, 0, *shp]
     sw = [_k.scalar_bits(s.value, s.dtype) for s in scalars]
     sw += [0] * (4 * kern.ns4 - len(sw))
     words += sw
-    for st in bc_st:
-        words += list(st) + [0] * (8 - len(st))
-    words += [0] * (4 * kern.nst - 8 * len(bc_st))
+    for st, off in zip(bc_st, bc_off, strict=True):
+        words += list(st) + [0] * (8 - len(st)) + [off, 0, 0, 0]
+    words += [0] * (4 * kern.nst - 12 * len(bc_st))
     params = struct.pack(f"<{len(words)}I", *[int(w) & 0xFFFFFFFF for w in words])
     impl = dev.impl
     sizes = (launch.binding_size(out._b.nbytes), len(params),
@@ -329,24 +327,30 @@ def _collect(root: Array) -> tuple[_Kernel, list[Any], list[_Scalar], tuple]:
     leaves: list[Any] = []  # Buffers
     leaf_desc: list[tuple[str, str]] = []  # (storage wgsl, class)
     leaf_st: list[tuple[int, ...]] = []
+    leaf_off: list[int] = []
     scalars: list[_Scalar] = []
     nodes: list[tuple] = []
     node_ix: dict[int, int] = {}
 
     def leaf(a: Array) -> tuple:
-        if a._shape == shape:
+        off = 0
+        if a._strides is not None:  # a view: read in place (offset, strides into its base)
+            st = _view_strides(a._shape, a._strides, shape)
+            off, cls = a._offset, "bc"
+        elif a._shape == shape:
             cls, st = "lin", ()
         else:
             st = tuple(broadcast_strides(a._shape, shape))
             cls = "s0" if not any(st) else "bc"
         b = a._b
-        key = (id(b), cls, st, a._dtype)
+        key = (id(b), cls, st, a._dtype, off)
         j = leaf_ix.get(key)
         if j is None:
             j = leaf_ix[key] = len(leaves)
             leaves.append(b)
             leaf_desc.append((a._dtype.wgsl, cls))
             leaf_st.append(st)
+            leaf_off.append(off)
         return ("l", j)
 
     def visit(a: Array) -> tuple:
@@ -382,14 +386,21 @@ def _collect(root: Array) -> tuple[_Kernel, list[Any], list[_Scalar], tuple]:
     kern = cache.get(key)
     if kern is None:
         ns4 = max(1, -(-len(scalars) // 4))
-        nst = max(1, 2 * len(bc))
+        nst = max(1, 3 * len(bc))
         src = _source(nodes, leaf_desc, [s.tag for s in scalars], root._dtype.wgsl, vec, bc, ns4, nst)
         pipe = launch.pipeline(dev.impl, src, "main", None, "fused_elementwise")
         kern = cache.put(key, _Kernel(pipe, vec, ns4, nst, src))
         STATS["kernels_compiled"] += 1
     else:
         cache.move_to_end(key)
-    return kern, leaves, scalars, (cshape, [tuple(c) for c in cst])
+    return kern, leaves, scalars, (cshape, [tuple(c) for c in cst], [leaf_off[j] for j in bc])
+
+
+def _view_strides(vshape: tuple[int, ...], vst: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
+    """A view's element strides over the iteration ``shape`` it broadcasts to (0 where it
+    broadcasts)."""
+    lead = len(shape) - len(vshape)
+    return tuple(0 if d < lead or vshape[d - lead] == 1 else vst[d - lead] for d in range(len(shape)))
 
 
 _LIBS = (("f_", "ew_float", "f32"), ("i_", "ew_sint", "i32"), ("u_", "ew_uint", "u32"))
@@ -425,7 +436,13 @@ def _source(nodes: list[tuple], leaf_desc: list[tuple[str, str]], stags: list[st
             else:
                 raw, tag = f"n{ref[1]}", nodes[ref[1]][0][2]
             args.append(_k._convert(raw, tag, conv))
-        lines.append(f"    let n{k} = {fns[fn]}({', '.join(args)});")
+        call = f"{fns[fn]}({', '.join(args)})"
+        if fn[2] == "f32" and k != len(nodes) - 1:
+            # an opaque round trip (p.pa is 0, unknown to the compiler): the value is the
+            # rounded f32 the eager kernel stores, never contracted with its consumer into an
+            # FMA (lavapipe does contract x * a + y otherwise: 1 ulp off in a third of them)
+            call = f"bitcast<f32>(bitcast<u32>({call}) ^ p.pa)"
+        lines.append(f"    let n{k} = {call};")
     last = len(nodes) - 1
     sig = ", ".join(f"a{j}: {t}" for j, (t, _) in enumerate(leaf_desc))
     compute = (f"fn compute({sig}) -> {out_wgsl} {{\n" + "\n".join(lines)
@@ -443,19 +460,19 @@ def _source(nodes: list[tuple], leaf_desc: list[tuple[str, str]], stags: list[st
         "override WG: u32 = 256u;\n"
         f"struct Params {{\n    n: u32,\n    nd: u32,\n    pa: u32,\n    pb: u32,\n"
         f"    shape: array<vec4<u32>, 2>,\n    s: array<vec4<u32>, {ns4}>,\n"
-        f"    st: array<vec4<u32>, {nst}>,\n}}\n"
+        f"    st: array<vec4<i32>, {nst}>,\n}}\n"
         f"@group(0) @binding(0) var<storage, read_write> out: array<{out_ty}>;\n"
         "@group(0) @binding(1) var<uniform> p: Params;\n" + "\n".join(decl) + "\n"
     )
     if bc:
         head += (
             "fn bc_off(i: u32, j: u32) -> u32 {\n"
-            "    var rem = i;\n    var o = 0u;\n"
+            "    var rem = i;\n    var o = p.st[j * 3u + 2u].x;\n"
             "    for (var d = i32(p.nd) - 1; d >= 0; d = d - 1) {\n"
             "        let du = u32(d);\n"
             "        let s = p.shape[du / 4u][du % 4u];\n"
-            "        o = o + (rem % s) * p.st[j * 2u + du / 4u][du % 4u];\n"
-            "        rem = rem / s;\n    }\n    return o;\n}\n"
+            "        o = o + i32(rem % s) * p.st[j * 3u + du / 4u][du % 4u];\n"
+            "        rem = rem / s;\n    }\n    return u32(o);\n}\n"
         )
     main = ("@compute @workgroup_size(WG)\n"
             "fn main(@builtin(global_invocation_id) gid: vec3<u32>, "
