@@ -225,7 +225,11 @@ class _Template:
                 if a._lazy is None:
                     _register(a._b, out)
                 else:
-                    a._lazy.users[id(out)] = weakref.ref(out)
+                    users = a._lazy.users
+                    if len(users) >= 64:  # a small node with many consumers: drop dead ones
+                        for k in [k for k, r in users.items() if r() is None]:
+                            del users[k]
+                    users[id(out)] = weakref.ref(out)
         STATS["nodes"] += 1
         return out
 
