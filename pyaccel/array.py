@@ -110,10 +110,8 @@ class Array:
     @property
     def _base(self) -> Buffer:
         """The Buffer (a lazy array of fusion is computed into one first)."""
-        if self._lazy is not None:
-            from .ops.fusion import materialize
-
-            materialize(self)
+        if self._lazy is not None:  # (only pyaccel.ops.fusion makes lazy arrays: it is loaded)
+            sys.modules["pyaccel.ops.fusion"].materialize(self)
         return self._b
 
     @_base.setter
