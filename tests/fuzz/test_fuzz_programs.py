@@ -27,6 +27,12 @@ Each step runs on the device and on NumPy (the oracle) and is compared at once:
 * errors: both raise, or neither; a device error must be typed (a pyaccel error or a
   builtin ``ValueError``/``TypeError``/``IndexError``/...), never a raw wgpu error.
 
+Every program runs twice on a GPU device: with lazy elementwise fusion on (docs/fusion.md;
+each step's lazy result is read through ``fusion.evaluate``, a copy, so the device-side
+chain stays lazy and later steps grow its tree; at the end every entry still lazy is
+materialised and compared again) and with it off (``pyaccel.fusion(False)``). Under
+``CI=true`` each mode runs half of ``FUZZ_CI_EXAMPLES``.
+
 When a float result matches within tolerance but not bit for bit, the device copy is
 replaced by the oracle's values before the next step, so later discrete steps
 (comparisons, sort order, casts) see identical inputs on both sides.
