@@ -122,6 +122,7 @@ from .manipulation import (  # noqa: E402
     tile,
     unstack,
 )
+from .ops.fusion import fusion, set_fusion  # noqa: E402  (lazy elementwise fusion: docs/fusion.md)
 from .promotion import (  # noqa: E402
     can_cast,
     finfo,
@@ -170,11 +171,11 @@ __all__ += [  # noqa: PLE0605
     "Array", "__array_api_version__", "__array_namespace_info__", "all", "any", "arange", "argmax",
     "argmin", "argsort", "asarray", "astype", "bool", "broadcast_arrays", "broadcast_shapes", "broadcast_to",
     "can_cast", "concat", "count_nonzero", "cumulative_prod", "cumulative_sum", "diff", "e", "empty", "empty_like",
-    "expand_dims", "eye", "finfo", "flip", "from_dlpack", "full", "full_like", "get_dtype_policy",
+    "expand_dims", "eye", "finfo", "flip", "from_dlpack", "full", "full_like", "fusion", "get_dtype_policy",
     "iinfo", "inf", "isdtype", "isin", "linalg", "linspace", "matmul", "matrix_transpose", "max", "mean",
     "meshgrid", "min", "moveaxis", "nan", "newaxis", "nn", "nonzero", "ones", "ones_like",
     "permute_dims", "pi", "prod", "repeat", "reshape", "result_type", "roll", "searchsorted",
-    "set_dtype_policy", "sort", "squeeze", "stack", "std", "sum", "take", "take_along_axis",
+    "set_dtype_policy", "set_fusion", "sort", "squeeze", "stack", "std", "sum", "take", "take_along_axis",
     "tensordot", "tile", "tril", "triu", "unique_all", "unique_counts", "unique_inverse",
     "unique_values", "unstack", "var", "vecdot", "zeros", "zeros_like", *_elementwise_names,
 ]

@@ -59,7 +59,9 @@ class Array:
     # an array; uncommitted arrays follow committed ones to their device (pyaccel/placement.py)
     # _base: the Buffer; _strides None: C-contiguous from element 0, else (offset, strides)
     # in elements of the dtype's storage layout place the elements in _base (a view)
-    __slots__ = ("_base", "_offset", "_strides", "_shape", "_dtype", "_device", "_committed",
+    # _b: the Buffer (None while the array is lazy); _lazy: the fusion node of a lazy array
+    # (pyaccel/ops/fusion.py), None once materialised; ``_base`` materialises first
+    __slots__ = ("_b", "_lazy", "_offset", "_strides", "_shape", "_dtype", "_device", "_committed",
                  "__weakref__")
     __array_priority__ = 100.0
     __hash__ = None  # type: ignore[assignment]  # __eq__ is elementwise
@@ -75,7 +77,8 @@ class Array:
     def _new(cls, buf: Buffer, shape: tuple[int, ...], dtype: DType, device: Device) -> Array:
         """The private constructor: an Array over ``buf`` (nothing is checked or copied)."""
         self = object.__new__(cls)
-        self._base = buf
+        self._b = buf
+        self._lazy = None
         self._offset = 0
         self._strides = None
         self._shape = shape
@@ -90,7 +93,8 @@ class Array:
         (elements of the storage layout). C-contiguous views at offset 0 (and empty ones)
         are plain arrays over the same buffer."""
         self = object.__new__(cls)
-        self._base = x._base
+        self._b = x._base
+        self._lazy = None
         shape = tuple(int(d) for d in shape)
         strides = tuple(int(t) for t in strides)
         if prod(shape) == 0 or (offset == 0 and _c_contiguous(shape, strides)):
@@ -103,6 +107,18 @@ class Array:
         self._committed = x._committed
         return self
 
+    @property
+    def _base(self) -> Buffer:
+        """The Buffer (a lazy array of fusion is computed into one first)."""
+        if self._lazy is not None:  # (only pyaccel.ops.fusion makes lazy arrays: it is loaded)
+            sys.modules["pyaccel.ops.fusion"].materialize(self)
+        return self._b
+
+    @_base.setter
+    def _base(self, buf: Buffer) -> None:
+        self._b = buf
+        self._lazy = None
+
     def _phys_strides(self) -> tuple[int, ...]:
         """The element strides into ``_base`` (C-contiguous ones for a plain array)."""
         return self._strides if self._strides is not None else contiguous_strides(self._shape)
@@ -113,7 +129,7 @@ class Array:
         plain array; for a strided view a new one (one gather, recorded in stream order), so
         every kernel reads views correctly. Writes go through ``_write_view``, never here."""
         if self._strides is None:
-            return self._base
+            return self._b if self._lazy is None else self._base
         return self._materialize()._base
 
     def _materialize(self) -> Array:
@@ -144,6 +160,7 @@ class Array:
         """The device Buffer (so ``pyaccel.Kernel`` accepts arrays). A strided view gives a
         contiguous copy of its elements (a kernel's writes into it do not reach the base:
         pass a plain array, e.g. ``pyaccel.asarray(view, copy=True)``, as an output)."""
+        _before_write(self)  # a kernel may write it: lazy arrays reading it are computed first
         return self._buf
 
     # -- attributes ----------------------------------------------------------------
@@ -422,6 +439,7 @@ class Array:
         return _OPS["getitem"](self, key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
+        _before_write(self)
         _OPS["setitem"](self, key, value)
 
     # -- operators ---------------------------------------------------------------------------
@@ -615,12 +633,20 @@ def _write_view(dst: Array, src: Any) -> None:
     scalar) into the elements of ``dst`` (any view): one strided scatter into its base."""
     if not dst.size:
         return
+    _before_write(dst)
     if isinstance(src, Array) and src._strides is None and src._base is dst._base:
         src = _OPS["astype"](src, src.dtype, copy=True)  # the source overlaps the destination
     ops = dst._device.ops
     n = dst._base.nbytes // ops.layout(dst._dtype).itemsize
     flat = Array._new(dst._base, (n,), dst._dtype, dst._device)
     ops.scatter(flat, dst._shape, dst._offset, dst._phys_strides(), src)
+
+
+def _before_write(x: Array) -> None:
+    """Compute the lazy arrays (fusion) that read ``x``'s buffer before it is written in place."""
+    f = sys.modules.get("pyaccel.ops.fusion")
+    if f is not None:
+        f.before_write(x)
 
 
 def _assign_inplace(self: Array, res: Array, name: str) -> None:
@@ -643,6 +669,7 @@ def _assign_inplace(self: Array, res: Array, name: str) -> None:
     if self._strides is not None:
         _write_view(self, res)  # a view: only its elements, in its base
         return
+    _before_write(self)
     self._buf.copy_from(res._buf, res.size * res._layout().itemsize)
 
 

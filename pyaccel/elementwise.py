@@ -43,6 +43,7 @@ from .array import Array
 from .device import Device
 from .dtypes import DType, bool_
 from .ops import table as _table
+from .ops.fusion import enabled as _fusion_on
 from .ops.table import CATEGORIES, FLOAT_CATEGORIES, OpDef
 from .placement import placed, resolve
 from .promotion import (
@@ -145,13 +146,15 @@ _SIG_SCALARS = (bool, int, float, complex)
 
 
 def _signature(row: OpDef, args: tuple[Any, ...]) -> tuple | None:
-    key: list[Any] = [id(row), _POLICY_EPOCH[0]]  # (rows are module constants: ids stay valid)
+    # (rows are module constants: ids stay valid; fusion on / off replays different memos)
+    key: list[Any] = [id(row), _POLICY_EPOCH[0], _fusion_on()]
     for a in args:
         t = type(a)
         if t is Array:
             if a._strides is not None:
                 return None  # a strided view: gathered on each call (no memo)
-            key.append((a._dtype, a._shape, a._device, a._base.nbytes))
+            b = a._b  # (None while lazy: a fused result; the memo does not depend on its size)
+            key.append((a._dtype, a._shape, a._device, -1 if b is None else b.nbytes))
         elif t in _SIG_SCALARS:
             key.append(t)
         else:

@@ -44,6 +44,7 @@ from ..errors import UnsupportedDTypeError
 from ..promotion import check_scalar_fits
 from . import decompositions as _dec
 from . import elementwise as _k
+from . import fusion as _fusion
 from . import gpu_kernels as _gk
 from . import host_path as _hp
 from . import table as _table
@@ -210,6 +211,9 @@ class WgslOps:
             expr = row.expr("h" if kind == "f" and cdt.name == "float16" else kind)
         if expr is None:
             raise TypeError(f"{name} is not defined for {cdt.name} data")
+        lazy = _fusion.defer(self, row, args, shape, cdt, out_dtype, expr, T)  # docs/fusion.md
+        if lazy is not None:
+            return lazy
         ops = []
         for k, a in enumerate(args):
             conv = row.args[k] if row.args else "T"

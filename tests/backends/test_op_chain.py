@@ -19,6 +19,14 @@ N = 1024
 STEPS = 100
 
 
+@pytest.fixture(autouse=True)
+def _eager():
+    """These tests pin the eager path (its per-signature memo, output-buffer reuse and bind
+    groups): fusion off. The fused path's counters: tests/backends/test_fusion.py."""
+    with pyaccel.fusion(False):
+        yield
+
+
 def _delta(s0: dict, s1: dict, *keys: str) -> dict:
     return {k: s1[k] - s0[k] for k in keys}
 

@@ -27,6 +27,12 @@ Each step runs on the device and on NumPy (the oracle) and is compared at once:
 * errors: both raise, or neither; a device error must be typed (a pyaccel error or a
   builtin ``ValueError``/``TypeError``/``IndexError``/...), never a raw wgpu error.
 
+Every program runs twice on a GPU device: with lazy elementwise fusion on (docs/fusion.md;
+each step's lazy result is read through ``fusion.evaluate``, a copy, so the device-side
+chain stays lazy and later steps grow its tree; at the end every entry still lazy is
+materialised and compared again) and with it off (``pyaccel.fusion(False)``). Under
+``CI=true`` each mode runs half of ``FUZZ_CI_EXAMPLES``.
+
 When a float result matches within tolerance but not bit for bit, the device copy is
 replaced by the oracle's values before the next step, so later discrete steps
 (comparisons, sort order, casts) see identical inputs on both sides.
@@ -72,6 +78,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 import pyaccel as xp  # noqa: E402
 from pyaccel import Capability, PyaccelError, UnsupportedDTypeError  # noqa: E402
+from pyaccel.ops import fusion as _fusion  # noqa: E402
 from pyaccel.testing import tolerance  # noqa: E402
 
 pytestmark = pytest.mark.fuzz
@@ -306,7 +313,9 @@ class Program:
         if not isinstance(got_arr, xp.Array):
             raise Mismatch(f"{line}: device returned {type(got_arr).__name__}, not an Array")
         try:
-            got = got_arr.to_numpy()
+            # a lazy (fused) result is read through a copy, so the chain stays lazy and later
+            # steps grow its tree (fusion on; pyaccel/ops/fusion.py)
+            got = _fusion.evaluate(got_arr).to_numpy()
         except Exception as exc:  # noqa: BLE001 - a read error is a device error
             return self._errors(line + "  # (reading the result)", None, exc, r_np)
         exact = self.compare(line, got, want, mask(want) if mask else None, tol)
@@ -326,6 +335,19 @@ class Program:
             e.x = xp.asarray(self.expected_value(want), device=self.dev)
         self.pool.append(e)
         return e
+
+    def check_lazy(self) -> None:
+        """At the end of a program: every entry still lazy (fusion on) is materialised and
+        compared with its oracle value (its tree may have grown across many steps)."""
+        self.typed64 = True
+        for e in self.pool:
+            if isinstance(e.x, xp.Array) and e.x._lazy is not None:
+                _count("lazy at the end, materialised")
+                try:
+                    got = e.x.to_numpy()
+                except Exception as exc:  # noqa: BLE001 - a read error is a device error
+                    raise Mismatch(f"{e.name}  # materialised at the end: {type(exc).__name__}: {exc}") from exc
+                self.compare(f"{e.name}  # materialised at the end of the program", got, e.a, None)
 
     def expected_dtype(self, want: np.ndarray) -> np.dtype:
         if want.dtype.name in ("float64", "complex128") and not self.typed64:
@@ -1065,6 +1087,7 @@ STEPS = [
 def run_program(dev: Any, data: Any) -> Program:
     p = Program(dev, data)
     _fill(p, data)
+    p.check_lazy()
     return p
 
 
@@ -1076,9 +1099,17 @@ def _fill(p: Program, data: Any) -> None:
         step(p)
 
 
-def test_fuzz_programs(device) -> None:
-    """Random programs on ``device`` agree with NumPy step by step."""
+@pytest.mark.parametrize("fused", [True, False], ids=["fused", "eager"])
+def test_fuzz_programs(device, fused) -> None:
+    """Random programs on ``device`` agree with NumPy step by step, with lazy elementwise
+    fusion on (``fused``: results read through copies, so trees grow over the steps, and
+    materialised at the end) and off (``pyaccel.fusion(False)``, what PYACCEL_FUSION=0 runs).
+    Under ``CI=true`` each GPU mode runs half of ``FUZZ_CI_EXAMPLES``."""
+    if fused and device.is_cpu:
+        pytest.skip("cpu:0 runs NumPy eagerly: nothing to fuse (the eager mode covers it)")
     n = _examples()
+    if n and not device.is_cpu and not _env_examples:
+        n = max(1, n // 2)
     cfg = settings(settings.get_profile(settings.get_current_profile_name()),
                    **({"max_examples": n} if n else {}), derandomize=False, deadline=None,
                    print_blob=True, report_multiple_bugs=False)
@@ -1089,6 +1120,10 @@ def test_fuzz_programs(device) -> None:
     @cfg
     @given(data=st.data())
     def check(data: Any) -> None:
+        with xp.fusion(fused):
+            _check(data)
+
+    def _check(data: Any) -> None:
         stats["programs"] += 1
         if not collect:
             stats["steps"] += len(run_program(device, data).lines) - 1
@@ -1097,6 +1132,7 @@ def test_fuzz_programs(device) -> None:
         try:
             p = Program(device, data)
             _fill(p, data)
+            p.check_lazy()
             stats["steps"] += len(p.lines) - 1
         except Exception as exc:  # noqa: BLE001 - collect mode: record and go on
             with open(collect, "a") as fh:
@@ -1105,7 +1141,7 @@ def test_fuzz_programs(device) -> None:
 
     STATS.clear()
     check()
-    print(f"fuzz on {device.uri}: {stats['programs']} programs, {stats['steps']} lines; steps: {STATS}")
+    print(f"fuzz on {device.uri} ({'fused' if fused else 'eager'}): {stats['programs']} programs, {stats['steps']} lines; steps: {STATS}")
 
 
 def test_program_printer_reproduces(rng) -> None:

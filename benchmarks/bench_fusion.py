@@ -1,0 +1,216 @@
+"""Lazy elementwise fusion: fused pyaccel vs ``fusion(False)`` vs a hand-written wgpu-py kernel.
+
+    python benchmarks/bench_fusion.py [--device vulkan:0] [--quick] [--rounds 7]
+
+One process, side by side, ABAB-interleaved (benchmarks/common.py): for ``exp(2x+1) - x``
+and a 10-op add/multiply chain at 2^24 float32 (``--quick``: 2^20), the time of one
+evaluation (recording + the device's work + ``device.synchronize()``), for
+
+* ``fused``: pyaccel with fusion on (one generated kernel),
+* ``eager``: the same code under ``pyaccel.fusion(False)`` (what ``PYACCEL_FUSION=0`` runs),
+* ``raw``: one hand-written WGSL kernel of the same expression, compiled and dispatched
+  through wgpu-py on the same ``wgpu.GPUDevice`` (``pyaccel.extras.wgpu.wgpu_device``),
+  buffers bound once, 4 elements per invocation (as pyaccel's vec4 path does). WGSL's
+  built-in ``exp``; ``raw_f_exp``: the same kernel calling pyaccel's own ``f_exp``
+  (ew_float.wgsl: NumPy's results for NaN/inf, 1-2 ulp), to separate fusion from the exp.
+
+plus dispatches per chain (``device.memory_stats()["dispatches"]``), and the MLP demo
+forward (examples/mlp.py, batch 256, width 512) and examples/heat_diffusion.py (256 x 256,
+20 steps) with fusion on vs off. Writes ``benchmarks/results/fusion.json``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+if __package__ in (None, ""):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from common import RESULTS_DIR, arg_parser, ensure_path, interleaved, load_average, median
+else:
+    from .common import RESULTS_DIR, arg_parser, ensure_path, interleaved, load_average, median
+
+ensure_path()
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+
+import pyaccel  # noqa: E402
+from pyaccel.extras import wgpu as xw  # noqa: E402
+from pyaccel.ops import fusion as F  # noqa: E402
+from pyaccel.ops import launch  # noqa: E402
+
+RESULTS = RESULTS_DIR / "fusion.json"
+
+
+def expr1(xp: Any, x: Any) -> Any:
+    return xp.exp(x * 2 + 1) - x
+
+
+def chain10(xp: Any, x: Any) -> Any:
+    return ((((x * 1.5 + 0.5) * x - 0.25) * 0.75 + x) * x - 1.0) * 0.5 + x
+
+
+WGSL = {
+    "expr1": "exp(x * 2.0 + 1.0) - x",
+    "chain10": "((((x * 1.5 + 0.5) * x - 0.25) * 0.75 + x) * x - 1.0) * 0.5 + x",
+}
+
+RAW_SRC = """
+@group(0) @binding(0) var<storage, read_write> out: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> xs: array<vec4<f32>>;
+fn f(x: f32) -> f32 {{ return {expr}; }}
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {{
+    let q = gid.x + gid.y * (nwg.x * 256u);
+    if (q >= arrayLength(&xs)) {{ return; }}
+    let v = xs[q];
+    out[q] = vec4<f32>(f(v.x), f(v.y), f(v.z), f(v.w));
+}}
+"""
+
+
+class Raw:
+    """One hand-written kernel on pyaccel's own wgpu device: dispatch, submit, wait."""
+
+    def __init__(self, dev: Any, x: Any, expr: str, lib: str = "") -> None:
+        import wgpu
+
+        self.dev = dev
+        self.wd = xw.wgpu_device(dev)
+        n = x.size
+        self.xb = xw.as_wgpu_buffer(x)
+        self.ob = self.wd.create_buffer(size=n * 4, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC)
+        mod = self.wd.create_shader_module(code=lib + RAW_SRC.format(expr=expr))
+        self.pipe = self.wd.create_compute_pipeline(layout="auto", compute={"module": mod, "entry_point": "main"})
+        self.group = self.wd.create_bind_group(layout=self.pipe.get_bind_group_layout(0), entries=[
+            {"binding": 0, "resource": {"buffer": self.ob, "offset": 0, "size": n * 4}},
+            {"binding": 1, "resource": {"buffer": self.xb, "offset": 0, "size": n * 4}}])
+        groups = -(-n // 4 // 256)
+        lim = dev.limits.max_workgroups_per_dimension
+        self.wg = (groups, 1, 1) if groups <= lim else (lim, -(-groups // lim), 1)
+
+    def __call__(self) -> None:
+        enc = self.wd.create_command_encoder()
+        p = enc.begin_compute_pass()
+        p.set_pipeline(self.pipe)
+        p.set_bind_group(0, self.group)
+        p.dispatch_workgroups(*self.wg)
+        p.end()
+        self.wd.queue.submit([enc.finish()])
+        self.dev.synchronize()
+
+    def result(self) -> np.ndarray:
+        self()
+        return np.frombuffer(self.wd.queue.read_buffer(self.ob), dtype=np.float32)
+
+
+def _eval(dev: Any, fn: Any, x: Any, on: bool) -> Any:
+    def run() -> Any:
+        with pyaccel.fusion(on):
+            y = fn(pyaccel, x)
+            F.materialize(y)
+        dev.synchronize()
+        return y
+    return run
+
+
+def _dispatches(dev: Any, fn: Any, on: bool) -> int:
+    d0 = dev.memory_stats()["dispatches"]
+    fn()
+    return dev.memory_stats()["dispatches"] - d0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = arg_parser(__doc__, "2^20 elements, fewer rounds")
+    p.add_argument("--rounds", type=int, default=7)
+    args = p.parse_args(argv)
+    dev = pyaccel.device(args.device)
+    n = 1 << (20 if args.quick else 24)
+    rounds = 3 if args.quick else args.rounds
+    rng = np.random.default_rng(0)
+    xh = rng.uniform(-1, 1, n).astype(np.float32)
+    x = pyaccel.asarray(xh, device=dev)
+    rows: list[dict[str, Any]] = []
+    print(f"device {dev.uri} ({dev}), n = 2^{n.bit_length() - 1}, load average {load_average()}")
+    for name, fn in (("expr1", expr1), ("chain10", chain10)):
+        raw = Raw(dev, x, WGSL[name])
+        variants = {"fused": _eval(dev, fn, x, True), "eager": _eval(dev, fn, x, False), "raw": raw}
+        if "exp(" in WGSL[name]:  # the same kernel with pyaccel's f_exp (ew_float.wgsl) for exp
+            lib = re.sub(r"\bT\b", "f32", launch.wgsl_source("ew_float")) + "\n"
+            variants["raw_f_exp"] = Raw(dev, x, WGSL[name].replace("exp(", "f_exp("), lib)
+        want = fn(np, xh)
+        for label, v in variants.items():
+            got = v.result() if isinstance(v, Raw) else v().to_numpy()
+            np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5, err_msg=label)
+        disp = {"fused": _dispatches(dev, variants["fused"], True),
+                "eager": _dispatches(dev, variants["eager"], False), "raw": 1}
+        t = interleaved(variants, rounds)
+        med = {k: median(v) for k, v in t.items()}
+        row = {"case": name, "n": n, **{f"{k}_s": med[k] for k in med},
+               "fused_over_raw": med["fused"] / med["raw"], "eager_over_raw": med["eager"] / med["raw"],
+               "eager_over_fused": med["eager"] / med["fused"],
+               **{f"dispatches_{k}": v for k, v in disp.items()}}
+        rows.append(row)
+        if "raw_f_exp" in med:
+            row["fused_over_raw_f_exp"] = med["fused"] / med["raw_f_exp"]
+        extra = (f" raw(f_exp) {med['raw_f_exp'] * 1e3:8.2f} ms, fused/raw(f_exp) "
+                 f"{row['fused_over_raw_f_exp']:.2f}x |" if "raw_f_exp" in med else "")
+        print(f"{name:8s} fused {med['fused'] * 1e3:8.2f} ms  eager {med['eager'] * 1e3:8.2f} ms  "
+              f"raw {med['raw'] * 1e3:8.2f} ms |{extra} fused/raw {row['fused_over_raw']:.2f}x  "
+              f"eager/raw {row['eager_over_raw']:.2f}x  eager/fused {row['eager_over_fused']:.2f}x | "
+              f"dispatches fused {disp['fused']} eager {disp['eager']}")
+
+    # the MLP demo forward and heat diffusion, fusion on vs off
+    import heat_diffusion
+    import mlp
+
+    sizes = [784, 512, 512, 10]
+    layers = [(pyaccel.asarray((rng.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32), device=dev),
+               pyaccel.asarray((rng.standard_normal(b) * 0.1).astype(np.float32), device=dev))
+              for a, b in itertools.pairwise(sizes)]
+    xb = pyaccel.asarray(rng.standard_normal((256, 784)).astype(np.float32), device=dev)
+    u0 = pyaccel.asarray(rng.random((256, 256), dtype=np.float32), device=dev)
+    steps = 5 if args.quick else 20
+
+    def app(kind: str, on: bool) -> Any:
+        def run() -> Any:
+            with pyaccel.fusion(on):
+                if kind == "mlp":
+                    y = mlp.forward(pyaccel, xb, layers, lambda z: pyaccel.nn.softmax(z, axis=-1))
+                else:
+                    y = heat_diffusion.simulate(pyaccel, u0, 0.2, steps)
+                F.materialize(y)
+            dev.synchronize()
+            return y
+        return run
+
+    for kind in ("mlp", "heat"):
+        on, off = app(kind, True), app(kind, False)
+        np.testing.assert_allclose(on().to_numpy(), off().to_numpy(), rtol=1e-5, atol=1e-6)
+        disp = {"fused": _dispatches(dev, on, True), "eager": _dispatches(dev, off, False)}
+        t = interleaved({"fused": on, "eager": off}, rounds)
+        med = {k: median(v) for k, v in t.items()}
+        row = {"case": kind, **{f"{k}_s": med[k] for k in med}, "speedup": med["eager"] / med["fused"],
+               **{f"dispatches_{k}": v for k, v in disp.items()}}
+        rows.append(row)
+        print(f"{kind:8s} fused {med['fused'] * 1e3:8.2f} ms  eager {med['eager'] * 1e3:8.2f} ms  "
+              f"speed-up {row['speedup']:.2f}x | dispatches fused {disp['fused']} eager {disp['eager']}")
+
+    import json
+
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    out = {"benchmark": "fusion", "device": dev.uri, "adapter": str(dev), "quick": args.quick,
+           "load_average": load_average(), "time": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
+           "rows": rows}
+    RESULTS.write_text(json.dumps(out, indent=2) + "\n")
+    print(f"load average after {load_average()}; wrote {RESULTS}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

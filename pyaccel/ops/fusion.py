@@ -1,0 +1,505 @@
+"""Lazy elementwise fusion on WebGPU devices (docs/fusion.md).
+
+With fusion on (the default on GPU devices; ``PYACCEL_FUSION=0``, :func:`set_fusion` or the
+:func:`fusion` context manager turn it off), an elementwise op whose dtypes are fusable
+(float32, int32, uint32, bool) does not dispatch: ``WgslOps.elementwise`` calls
+:func:`defer`, which returns an Array whose ``_lazy`` slot holds a :class:`Node` (the op
+table row's expression, its compute type, and its operands: plain arrays, Python scalars or
+other lazy arrays). The namespace's checks (dtypes, categories, broadcasting, scalar ranges)
+have run before, so errors raise at the op that received the bad input.
+
+A lazy array is *materialised* (:func:`materialize`: one generated kernel computing its
+whole tree, written into a new buffer) when its buffer is needed: ``Array._base`` /
+``_buf`` (every non-fusable op, reads, views, ``Kernel`` calls, DLPack/extras export), an
+in-place write into a buffer it reads (:func:`before_write`), or when a new node would pass
+the size limits (:data:`MAX_OPS` ops, or more distinct input buffers than the device's
+``max_storage_buffers_per_stage`` minus one). Multi-consumer rule: a lazy array is
+recomputed inside each consumer's kernel while its tree has at most :data:`RECOMPUTE_OPS`
+ops; a bigger one is materialised when its second consumer is made. Inside one kernel a node
+reached twice is computed once.
+
+Generated kernels are cached per device by structure (:func:`_collect`'s key: the trees'
+expressions, compute types, operand conversions, input storage types and layout classes
+``lin`` / ``s0`` (one element broadcast) / ``bc`` (broadcast with strides), the vec4 mode);
+scalars, sizes, shapes and strides travel in the uniform parameter block, never in source.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import struct
+import threading
+import weakref
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from .._shapes import broadcast_strides, prod
+from ..array import Array
+from ..dtypes import DType, bool_, float32, int32, uint32
+from . import elementwise as _k
+from . import launch
+
+ENV = "PYACCEL_FUSION"
+FUSABLE: frozenset[DType] = frozenset({float32, int32, uint32, bool_})
+MAX_OPS = 32  # ops in one fused tree
+RECOMPUTE_OPS = 4  # a lazy array of at most this many ops is recomputed in each consumer
+_KERNEL_CACHE = 512
+STATS = {"nodes": 0, "kernels_compiled": 0, "launches": 0}
+
+_GLOBAL = [os.environ.get(ENV, "1").strip().lower() not in ("0", "false", "no", "off")]
+_local = threading.local()
+
+
+def enabled() -> bool:
+    """Whether elementwise ops on GPU devices fuse in this thread now."""
+    v = getattr(_local, "on", None)
+    return _GLOBAL[0] if v is None else v
+
+
+def set_fusion(on: bool) -> None:
+    """Turn lazy elementwise fusion on or off for every thread (default: ``PYACCEL_FUSION``,
+    on unless it is ``0``). Arrays that are already lazy stay lazy until they are needed."""
+    _GLOBAL[0] = bool(on)
+
+
+@contextmanager
+def fusion(on: bool = True) -> Iterator[None]:
+    """``with pyaccel.fusion(False): ...`` runs the block with fusion off (or on) in this
+    thread, then restores the previous setting."""
+    old = getattr(_local, "on", None)
+    _local.on = bool(on)
+    try:
+        yield
+    finally:
+        _local.on = old
+
+
+class Node:
+    """The value of a lazy array: ``fn`` (expression, compute type, result storage type,
+    operand conversions) applied to ``ins`` (Arrays, lazy or not, and ``_Scalar``s)."""
+
+    __slots__ = ("fn", "ins", "nops", "leaves", "nusers", "users", "lock", "dev")
+
+    def __init__(self, fn: tuple, ins: list[Any], nops: int, leaves: frozenset[int], dev: Any) -> None:
+        self.fn = fn
+        self.ins = ins
+        self.nops = nops
+        self.leaves = leaves
+        self.nusers = 0
+        self.users: dict[int, weakref.ref[Array]] = {}  # lazy consumers (id -> weak ref)
+        self.dev = dev
+        self.lock = launch.device_lock(dev)
+
+
+class _Scalar:
+    __slots__ = ("value", "dtype", "tag", "conv")
+
+    def __init__(self, value: Any, dtype: DType, conv: str) -> None:
+        self.value = value
+        self.dtype = dtype
+        self.tag = _k.compute_type(dtype)
+        self.conv = conv
+
+
+# Buffer -> {id: weak ref} of the lazy arrays reading it directly (computed before the
+# buffer is written in place); an entry leaves when its array is computed or dies
+_READERS: weakref.WeakKeyDictionary[Any, dict[int, weakref.ref[Array]]] = weakref.WeakKeyDictionary()
+_REG = threading.Lock()
+
+
+def _register(buf: Any, arr: Array) -> None:
+    with _REG:
+        s = _READERS.get(buf)
+        if s is None:
+            s = _READERS[buf] = {}
+        k = id(arr)
+        s[k] = weakref.ref(arr, lambda _r, s=s, k=k: s.pop(k, None))
+
+
+def _unregister(buf: Any, arr: Array) -> None:
+    with _REG:
+        s = _READERS.get(buf)
+        if s is not None:
+            s.pop(id(arr), None)
+
+
+def before_write(x: Array) -> None:
+    """Materialise every lazy array that reads ``x``'s buffer (``x`` itself first, if it is
+    lazy): called before the buffer is written in place (setitem, in-place ops, kernels)."""
+    buf = x._base
+    with _REG:
+        s = _READERS.get(buf)
+        readers = [r() for r in s.values()] if s else ()
+    for a in readers:
+        if a is not None and a._lazy is not None:
+            materialize(a)
+
+
+def defer(ops: Any, row: Any, args: Sequence[Any], shape: tuple[int, ...], cdt: DType,
+          out_dt: DType, expr: str, T: str) -> tuple[Array, Any] | None:
+    """A lazy result of ``row`` over ``args`` and a memo replaying it, or None when this op
+    is not fused (fusion off, a dtype outside :data:`FUSABLE`, more than 8 dims)."""
+    if not enabled() or cdt not in FUSABLE or out_dt not in FUSABLE or len(shape) > _k.MAXD:
+        return None
+    kinds = []
+    for k, a in enumerate(args):
+        conv = row.args[k] if row.args else "T"
+        conv = T if conv == "T" else conv
+        if isinstance(a, Array):
+            if a._dtype not in FUSABLE:
+                return None
+            kinds.append((True, conv, None))
+        else:
+            kinds.append((False, conv, bool_ if conv == "bool" else _k.scalar_t32(cdt)))
+    fn = (expr, T, out_dt.wgsl, tuple(c for _, c, _ in kinds))
+    tmpl = _Template(ops.device, row, cdt, fn, tuple(kinds), shape, out_dt)
+    with tmpl.lock:
+        return tmpl._make(args), tmpl
+
+
+class _Template:
+    """The memo of one fused elementwise signature (``elementwise._apply``'s fast path)."""
+
+    __slots__ = ("dev", "row", "cdt", "fn", "kinds", "shape", "dt", "lock", "max_leaves")
+
+    def __init__(self, dev: Any, row: Any, cdt: DType, fn: tuple, kinds: tuple, shape: tuple[int, ...],
+                 dt: DType) -> None:
+        self.dev = dev
+        self.row = row
+        self.cdt = cdt
+        self.fn = fn
+        self.kinds = kinds
+        self.shape = shape
+        self.dt = dt
+        self.lock = launch.device_lock(dev)
+        self.max_leaves = max(1, min(31, dev.limits.max_storage_buffers_per_stage - 1))
+
+    def __call__(self, args: Sequence[Any]) -> Array:
+        if not enabled():  # (fusion turned off while this memo is alive: the eager path)
+            return self.dev.ops.elementwise(self.row, args, self.shape, self.cdt, self.dt)[0]
+        with self.lock:
+            return self._make(args)
+
+    def _make(self, args: Sequence[Any]) -> Array:
+        ins: list[Any] = []
+        seen: set[int] = set()
+        for (is_arr, conv, sdt), a in zip(self.kinds, args, strict=True):
+            if not is_arr:
+                ins.append(_Scalar(a, sdt, conv))
+                continue
+            node = a._lazy
+            if node is not None:
+                if id(a) not in seen:
+                    seen.add(id(a))
+                    node.nusers += 1
+                    # the multi-consumer rule, and a big tree is not recomputed per element
+                    # of a broadcast
+                    if node.nops > RECOMPUTE_OPS and (node.nusers >= 2 or a._shape != self.shape):
+                        _materialize_locked(a)
+            elif a._b._handle is None:
+                a._b.handle  # noqa: B018 - a freed buffer raises BufferFreedError here, at the op
+            ins.append(a)
+        while True:
+            nops, leaves = 1, set()
+            for a in ins:
+                if isinstance(a, Array):
+                    node = a._lazy
+                    if node is None:
+                        leaves.add(id(a._b))
+                    else:
+                        nops += node.nops
+                        leaves |= node.leaves
+            if nops <= MAX_OPS and len(leaves) <= self.max_leaves:
+                break
+            big = max((a for a in ins if isinstance(a, Array) and a._lazy is not None),
+                      key=lambda a: a._lazy.nops)
+            _materialize_locked(big)
+        out = Array._new(None, self.shape, self.dt, self.dev)  # type: ignore[arg-type]
+        node = Node(self.fn, ins, nops, frozenset(leaves), self.dev)
+        out._lazy = node
+        for a in ins:
+            if isinstance(a, Array):
+                if a._lazy is None:
+                    _register(a._b, out)
+                else:
+                    users = a._lazy.users
+                    if len(users) >= 64:  # a small node with many consumers: drop dead ones
+                        for k in [k for k, r in users.items() if r() is None]:
+                            del users[k]
+                    users[id(out)] = weakref.ref(out)
+        STATS["nodes"] += 1
+        return out
+
+
+def materialize(arr: Array) -> None:
+    """Compute the lazy array ``arr`` into a new buffer (one kernel); no-op if it is not lazy."""
+    node = arr._lazy
+    if node is None:
+        return
+    with node.lock:
+        if arr._lazy is not None:
+            _materialize_locked(arr)
+
+
+def evaluate(arr: Array) -> Array:
+    """A new array computed from the lazy ``arr``'s tree by the kernel that materialising it
+    would record, leaving ``arr`` lazy (``arr`` itself when it is not lazy): lets a test read
+    every step of a chain while the chain keeps growing (tests/fuzz)."""
+    node = arr._lazy
+    if node is None:
+        return arr
+    with node.lock:
+        if arr._lazy is None:
+            return arr
+        return _launch(arr)
+
+
+def _materialize_locked(arr: Array) -> None:
+    node = arr._lazy
+    if node is None:
+        return
+    out = _launch(arr)
+    arr._b = out._b
+    arr._lazy = None
+    for r in list(node.users.values()):
+        c = r()
+        if c is not None and c._lazy is not None:
+            _register(arr._b, c)
+    for a in node.ins:
+        if isinstance(a, Array) and a._lazy is None:
+            _unregister(a._b, arr)
+    node.ins = []  # drop the inputs (their buffers may be freed now)
+
+
+def _launch(arr: Array) -> Array:
+    """Record the fused kernel computing the lazy ``arr`` into a new array (device lock held)."""
+    node = arr._lazy
+    dev = node.dev  # type: ignore[union-attr]
+    kern, leaves, scalars, shape_info = _collect(arr)
+    n = prod(arr._shape)
+    out = Array._output(dev, arr._shape, arr._dtype)
+    handles = [out._b.handle] + [b.handle for b in leaves]
+    cshape, bc_st, bc_off = shape_info
+    shp = list(cshape) + [1] * (8 - len(cshape))
+    words = [n, len(cshape), 0, 0, *shp]
+    sw = [_k.scalar_bits(s.value, s.dtype) for s in scalars]
+    sw += [0] * (4 * kern.ns4 - len(sw))
+    words += sw
+    for st, off in zip(bc_st, bc_off, strict=True):
+        words += list(st) + [0] * (8 - len(st)) + [off, 0, 0, 0]
+    words += [0] * (4 * kern.nst - 12 * len(bc_st))
+    params = struct.pack(f"<{len(words)}I", *[int(w) & 0xFFFFFFFF for w in words])
+    impl = dev.impl
+    sizes = (launch.binding_size(out._b.nbytes), len(params),
+             *(launch.binding_size(b.nbytes) for b in leaves))
+    bkey = kern.bind_keys.get(sizes)
+    if bkey is None:
+        bkey = kern.bind_keys[sizes] = next(_bind_ids)
+    # (binding 0: out, 1: params, 2..: leaves)
+    binds = ((0, sizes[0]), (1, sizes[1]), *((2 + j, s) for j, s in enumerate(sizes[2:])))
+    wg = launch.grid_1d(dev, n // 4 if kern.vec else n)
+    impl.dispatch_bound(kern.pipe, bkey, binds,
+                        (handles[0], impl.uniform(params), *handles[1:]), wg)
+    STATS["launches"] += 1
+    return out
+
+
+_bind_ids = itertools.count(1 << 40)
+
+
+class _Kernel:
+    __slots__ = ("pipe", "vec", "ns4", "nst", "bind_keys", "src")
+
+    def __init__(self, pipe: Any, vec: bool, ns4: int, nst: int, src: str) -> None:
+        self.pipe = pipe
+        self.vec = vec
+        self.ns4 = ns4
+        self.nst = nst
+        self.bind_keys: dict[tuple, int] = {}
+        self.src = src
+
+
+def _collect(root: Array) -> tuple[_Kernel, list[Any], list[_Scalar], tuple]:
+    """Walk the lazy tree of ``root``: the cached kernel, the leaf buffers (binding order),
+    the scalars and (collapsed shape, strides of the ``bc`` leaves)."""
+    shape = root._shape
+    n = prod(shape)
+    leaf_ix: dict[tuple, int] = {}
+    leaves: list[Any] = []  # Buffers
+    leaf_desc: list[tuple[str, str]] = []  # (storage wgsl, class)
+    leaf_st: list[tuple[int, ...]] = []
+    leaf_off: list[int] = []
+    scalars: list[_Scalar] = []
+    nodes: list[tuple] = []
+    node_ix: dict[int, int] = {}
+
+    def leaf(a: Array) -> tuple:
+        off = 0
+        if a._strides is not None:  # a view: read in place (offset, strides into its base)
+            st = _view_strides(a._shape, a._strides, shape)
+            off, cls = a._offset, "bc"
+        elif a._shape == shape:
+            cls, st = "lin", ()
+        else:
+            st = tuple(broadcast_strides(a._shape, shape))
+            cls = "s0" if not any(st) else "bc"
+        b = a._b
+        key = (id(b), cls, st, a._dtype, off)
+        j = leaf_ix.get(key)
+        if j is None:
+            j = leaf_ix[key] = len(leaves)
+            leaves.append(b)
+            leaf_desc.append((a._dtype.wgsl, cls))
+            leaf_st.append(st)
+            leaf_off.append(off)
+        return ("l", j)
+
+    def visit(a: Array) -> tuple:
+        node = a._lazy
+        if node is None:
+            return leaf(a)
+        k = node_ix.get(id(a))
+        if k is not None:
+            return ("n", k)
+        refs = []
+        for x in node.ins:
+            if isinstance(x, _Scalar):
+                refs.append(("s", len(scalars), x.tag))
+                scalars.append(x)
+            else:
+                refs.append(visit(x))
+        k = node_ix[id(a)] = len(nodes)
+        nodes.append((node.fn, tuple(refs)))
+        return ("n", k)
+
+    visit(root)
+    bc = [j for j, (_, c) in enumerate(leaf_desc) if c == "bc"]
+    if bc:
+        cshape, cst = _k.collapse(list(shape), [list(leaf_st[j]) for j in bc])
+    else:
+        cshape, cst = ([n] if n != 1 else []), []
+    vec = (not bc and n % 4 == 0 and n >= _k.VEC_MIN
+           and all(c != "lin" or b.nbytes % 16 == 0 for (_, c), b in zip(leaf_desc, leaves, strict=True)))
+    key = (tuple(nodes), tuple(leaf_desc), tuple(s.tag for s in scalars), root._dtype.wgsl, vec,
+           tuple(bc))
+    dev = root._lazy.dev  # type: ignore[union-attr]
+    cache = dev.memo("fusion_kernels", _KERNEL_CACHE)
+    kern = cache.get(key)
+    if kern is None:
+        ns4 = max(1, -(-len(scalars) // 4))
+        nst = max(1, 3 * len(bc))
+        src = _source(nodes, leaf_desc, [s.tag for s in scalars], root._dtype.wgsl, vec, bc, ns4, nst)
+        pipe = launch.pipeline(dev.impl, src, "main", None, "fused_elementwise")
+        kern = cache.put(key, _Kernel(pipe, vec, ns4, nst, src))
+        STATS["kernels_compiled"] += 1
+    else:
+        cache.move_to_end(key)
+    return kern, leaves, scalars, (cshape, [tuple(c) for c in cst], [leaf_off[j] for j in bc])
+
+
+def _view_strides(vshape: tuple[int, ...], vst: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
+    """A view's element strides over the iteration ``shape`` it broadcasts to (0 where it
+    broadcasts)."""
+    lead = len(shape) - len(vshape)
+    return tuple(0 if d < lead or vshape[d - lead] == 1 else vst[d - lead] for d in range(len(shape)))
+
+
+_LIBS = (("f_", "ew_float", "f32"), ("i_", "ew_sint", "i32"), ("u_", "ew_uint", "u32"))
+_T = re.compile(r"\bT\b")
+
+
+def _source(nodes: list[tuple], leaf_desc: list[tuple[str, str]], stags: list[str], out_wgsl: str,
+            vec: bool, bc: list[int], ns4: int, nst: int) -> str:
+    """WGSL of a fused kernel (see the module docstring)."""
+    fns: dict[tuple, str] = {}
+    fn_src: list[str] = []
+    libs: set[str] = set()
+    for fn, _ in nodes:
+        if fn in fns:
+            continue
+        expr, T, R, convs = fn
+        name = fns[fn] = f"op{len(fns)}"
+        params = ", ".join(f"{v}: {'bool' if c == 'bool' else c}" for v, c in zip("xyz", convs, strict=False))
+        body = _T.sub(T, expr)
+        fn_src.append(f"fn {name}({params}) -> {R} {{\n    return {R}({body});\n}}")
+        for pfx, lib, _t in _LIBS:
+            if re.search(rf"\b{pfx}\w+\(", expr):
+                libs.add(lib)
+    lines = []
+    for k, (fn, refs) in enumerate(nodes):
+        args = []
+        for ref, conv in zip(refs, fn[3], strict=True):
+            if ref[0] == "l":
+                raw, tag = f"a{ref[1]}", leaf_desc[ref[1]][0]
+            elif ref[0] == "s":
+                j = ref[1]
+                raw, tag = f"bitcast<{ref[2]}>(p.s[{j // 4}].{'xyzw'[j % 4]})", ref[2]
+            else:
+                raw, tag = f"n{ref[1]}", nodes[ref[1]][0][2]
+            args.append(_k._convert(raw, tag, conv))
+        call = f"{fns[fn]}({', '.join(args)})"
+        if fn[2] == "f32" and k != len(nodes) - 1:
+            # an opaque round trip (p.pa is 0, unknown to the compiler): the value is the
+            # rounded f32 the eager kernel stores, never contracted with its consumer into an
+            # FMA (lavapipe does contract x * a + y otherwise: 1 ulp off in a third of them)
+            call = f"bitcast<f32>(bitcast<u32>({call}) ^ p.pa)"
+        lines.append(f"    let n{k} = {call};")
+    last = len(nodes) - 1
+    sig = ", ".join(f"a{j}: {t}" for j, (t, _) in enumerate(leaf_desc))
+    compute = (f"fn compute({sig}) -> {out_wgsl} {{\n" + "\n".join(lines)
+               + f"\n    return n{last};\n}}\n")
+    lib_src = ""
+    for _pfx, lib, t in _LIBS:
+        if lib in libs:
+            lib_src += _T.sub(t, launch.wgsl_source(lib)) + "\n"
+    decl = []
+    for j, (t, c) in enumerate(leaf_desc):
+        ty = f"vec4<{t}>" if vec and c == "lin" else t
+        decl.append(f"@group(0) @binding({2 + j}) var<storage, read> x{j}: array<{ty}>;")
+    out_ty = f"vec4<{out_wgsl}>" if vec else out_wgsl
+    head = (
+        "override WG: u32 = 256u;\n"
+        f"struct Params {{\n    n: u32,\n    nd: u32,\n    pa: u32,\n    pb: u32,\n"
+        f"    shape: array<vec4<u32>, 2>,\n    s: array<vec4<u32>, {ns4}>,\n"
+        f"    st: array<vec4<i32>, {nst}>,\n}}\n"
+        f"@group(0) @binding(0) var<storage, read_write> out: array<{out_ty}>;\n"
+        "@group(0) @binding(1) var<uniform> p: Params;\n" + "\n".join(decl) + "\n"
+    )
+    if bc:
+        head += (
+            "fn bc_off(i: u32, j: u32) -> u32 {\n"
+            "    var rem = i;\n    var o = p.st[j * 3u + 2u].x;\n"
+            "    for (var d = i32(p.nd) - 1; d >= 0; d = d - 1) {\n"
+            "        let du = u32(d);\n"
+            "        let s = p.shape[du / 4u][du % 4u];\n"
+            "        o = o + i32(rem % s) * p.st[j * 3u + du / 4u][du % 4u];\n"
+            "        rem = rem / s;\n    }\n    return u32(o);\n}\n"
+        )
+    main = ("@compute @workgroup_size(WG)\n"
+            "fn main(@builtin(global_invocation_id) gid: vec3<u32>, "
+            "@builtin(num_workgroups) nwg: vec3<u32>) {\n"
+            "    let q = gid.x + gid.y * (nwg.x * WG);\n")
+    if vec:
+        main += "    if (q >= p.n / 4u) {\n        return;\n    }\n"
+        for j, (_, c) in enumerate(leaf_desc):
+            main += f"    let v{j} = x{j}[{'q' if c == 'lin' else '0u'}];\n"
+        lanes = []
+        for comp in "xyzw":
+            a = ", ".join(f"v{j}.{comp}" if c == "lin" else f"v{j}" for j, (_, c) in enumerate(leaf_desc))
+            lanes.append(f"compute({a})")
+        main += f"    out[q] = vec4<{out_wgsl}>({', '.join(lanes)});\n}}\n"
+    else:
+        main += "    if (q >= p.n) {\n        return;\n    }\n"
+        bcj = {j: m for m, j in enumerate(bc)}
+        for j, (_, c) in enumerate(leaf_desc):
+            ix = "q" if c == "lin" else "0u" if c == "s0" else f"bc_off(q, {bcj[j]}u)"
+            main += f"    let v{j} = x{j}[{ix}];\n"
+        main += f"    out[q] = compute({', '.join(f'v{j}' for j in range(len(leaf_desc)))});\n}}\n"
+    return lib_src + head + "\n".join(fn_src) + "\n" + compute + main
+
+
+__all__ = ["ENV", "FUSABLE", "MAX_OPS", "RECOMPUTE_OPS", "STATS", "before_write", "defer", "enabled",
+           "evaluate", "fusion", "materialize", "set_fusion"]
