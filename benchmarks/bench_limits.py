@@ -1,7 +1,7 @@
 """Adapter limits (FMA peak, copy bandwidth) through raw wgpu-py, and pyaccel's float32 matmul
 as a fraction of that peak, beside NumPy's sgemm, all in one process.
 
-* FMA peak and copy bandwidth: ``pyaccel.ops.adapter_limits`` (``fma_peak``: 8 independent
+* FMA peak and copy bandwidth: ``pyaccel.adapter_limits`` (``fma_peak``: 8 independent
   vec4 ``fma`` chains of 4,096 steps per invocation, 512 workgroups of 64; ``copy_bandwidth``:
   a 64 MiB buffer-to-buffer copy, bytes read + written), on the wgpu-py ``GPUDevice`` pyaccel
   opened.
@@ -33,7 +33,7 @@ else:
 ensure_path()
 
 import pyaccel  # noqa: E402
-from pyaccel.ops.adapter_limits import (  # noqa: E402
+from pyaccel.adapter_limits import (  # noqa: E402
     copy_bandwidth,
     fma_peak,
     raw_gpu_device,

@@ -1,7 +1,7 @@
 """The ``pyaccel`` command: ``devices``, ``info [URI]``, ``doctor``, ``bench``, ``demo``.
 
 ``bench`` first prints the adapter's limits (FMA peak, copy bandwidth; raw wgpu-py,
-:mod:`pyaccel.ops.adapter_limits`) beside pyaccel's float32 matmul and add as % of them.
+:mod:`pyaccel.adapter_limits`) beside pyaccel's float32 matmul and add as % of them.
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def _ints(text: str) -> tuple[int, ...]:
 
 def cmd_limits(args: argparse.Namespace) -> int:
     """The adapter's FMA peak and copy bandwidth (raw wgpu-py) beside pyaccel's matmul and add."""
-    from .ops import adapter_limits
+    from . import adapter_limits
 
     dev = registry.device(args.device) if args.device else _default_gpu()
     if dev is None:

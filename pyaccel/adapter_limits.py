@@ -115,7 +115,7 @@ def time_matmul(dev: Any, n: int, reps: int, rng: Any) -> dict[str, float]:
 
     import pyaccel
 
-    from .gpu_kernels import matmul_variant
+    from .ops.gpu_kernels import matmul_variant
 
     a = rng.standard_normal((n, n)).astype(np.float32)
     b = rng.standard_normal((n, n)).astype(np.float32)
