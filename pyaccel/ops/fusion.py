@@ -39,7 +39,7 @@ from typing import Any
 from .._shapes import broadcast_strides, prod
 from ..array import Array
 from ..dtypes import DType, bool_, float32, int32, uint32
-from . import elementwise as _k
+from . import kernelgen as _k
 from . import launch
 
 ENV = "PYACCEL_FUSION"

@@ -566,7 +566,7 @@ def _search_source(dt: DType, S: str) -> str:
     key = ("search", dt.name, S)
     src = _SRC.get(key)
     if src is None:
-        from .elementwise import library_source  # (the multi-lane libraries' closure)
+        from .kernelgen import library_source  # (the multi-lane libraries' closure)
 
         if dt in MULTI_LANE:
             K, gen = S, "fn key(s: S) -> K { return s; }\n" + _WIDE_BEFORE[dt.name]
@@ -819,30 +819,20 @@ def matmul_naive(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M:
     return _matmul(device, a, b, dt, batch, M, K, N, a_batch_stride, b_batch_stride, "naive")
 
 
-_WIDE_MM = """
-struct P {{ M: u32, K: u32, N: u32, count: u32, k0: u32, k1: u32, sa: u32, sb: u32 }}
-@group(0) @binding(0) var<storage, read_write> out: array<{R}>;
-@group(0) @binding(1) var<uniform> p: P;
-@group(0) @binding(2) var<storage, read> A: array<{R}>;
-@group(0) @binding(3) var<storage, read> B: array<{R}>;
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {{
-    let idx = gid.x + gid.y * (nwg.x * 64u);
-    if (idx >= p.count) {{ return; }}
-    let mn = p.M * p.N;
-    let b = idx / mn;
-    let r = idx % mn;
-    let i = r / p.N;
-    let j = r % p.N;
-    let a0 = b * p.sa + i * p.K;
-    let b0 = b * p.sb + j;
-    var acc = select({R}(0), out[idx], p.k0 > 0u);
-    for (var k = p.k0; k < p.k1; k++) {{
-        acc = {pfx}add(acc, {pfx}multiply(A[a0 + k], B[b0 + k * p.N]));
-    }}
-    out[idx] = acc;
-}}
-"""
+@functools.cache
+def _template_text(name: str) -> str:
+    from importlib import resources
+
+    return resources.files(__package__).joinpath(f"{name}.wgsl.tmpl").read_text()
+
+
+def _template(name: str, **subs: str) -> str:
+    """``pyaccel/ops/<name>.wgsl.tmpl`` (package data) with ``${key}`` filled in."""
+    from string import Template
+
+    return Template(_template_text(name)).substitute(subs)
+
+
 WIDE_MM_CHUNK = 1024  # K steps per dispatch (<< MAX_LOOP; keeps each dispatch short)
 
 
@@ -858,7 +848,7 @@ def matmul_wide(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: 
     one thread per output element summing ``<prefix>add(acc, <prefix>multiply(a, b))`` in
     k order, K split over dispatches of :data:`WIDE_MM_CHUNK` steps (each accumulates into
     the output). Integers wrap exactly; float64 sums in k order (NumPy's BLAS blocks it)."""
-    from .elementwise import library_source  # (elementwise imports nothing of this module)
+    from .kernelgen import library_source  # (kernelgen imports nothing of this module)
 
     _check_gpu(device, "matmul")
     _dims("matmul", batch=batch, M=M, K=K, N=N)
@@ -869,7 +859,7 @@ def matmul_wide(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: 
     out = device.malloc(count * size)
     if count == 0:
         return out
-    body = _WIDE_MM.format(R=R, pfx=pfx)
+    body = _template("wide_matmul", R=R, pfx=pfx)
     src = library_source(body) + "\n" + body
     impl = device.impl
     pipe = pipeline(impl, src, "main", None, f"matmul_{dt.name}")
@@ -889,58 +879,6 @@ def matmul_wide(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: 
     return out
 
 
-_WIDE_SORT = """
-struct P {{ n: u32, P: u32, count: u32, k: u32, j: u32, desc: u32, pad0: u32, pad1: u32 }}
-@group(0) @binding(0) var<storage, read_write> keys: array<{R}>;
-@group(0) @binding(1) var<uniform> p: P;
-@group(0) @binding(2) var<storage, read_write> idx: array<u32>;
-
-fn nan_(v: {R}) -> bool {{ return {isnan}; }}
-
-// does (v, i) come before (w, j)? Ascending: NaN last; descending: NaN first (NumPy's
-// stable descending = the flip of the stable ascending sort of the reversed row); ties by
-// original index; padding (index >= n) after everything
-fn before(v: {R}, i: u32, w: {R}, j: u32) -> bool {{
-    if (i >= p.n) {{ return false; }}
-    if (j >= p.n) {{ return true; }}
-    let nv = nan_(v);
-    let nw = nan_(w);
-    if (nv != nw) {{ return select(nw, nv, p.desc == 1u); }}
-    if (!nv) {{
-        if (p.desc == 1u) {{
-            if ({pfx}less(w, v)) {{ return true; }}
-            if ({pfx}less(v, w)) {{ return false; }}
-        }} else {{
-            if ({pfx}less(v, w)) {{ return true; }}
-            if ({pfx}less(w, v)) {{ return false; }}
-        }}
-    }}
-    return i < j;
-}}
-
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {{
-    let t = gid.x + gid.y * (nwg.x * 64u);
-    if (t >= p.count) {{ return; }}
-    let i = t % p.P;
-    let l = i ^ p.j;
-    if (l <= i) {{ return; }}
-    let a = t;
-    let b = t - i + l;
-    let up = (i & p.k) == 0u;
-    let va = keys[a];
-    let vb = keys[b];
-    let ia = idx[a];
-    let ib = idx[b];
-    let swap = select(before(va, ia, vb, ib), before(vb, ib, va, ia), up);
-    if (swap) {{
-        keys[a] = vb;
-        keys[b] = va;
-        idx[a] = ib;
-        idx[b] = ia;
-    }}
-}}
-"""
 
 
 @_locked
@@ -951,13 +889,13 @@ def sort_wide(device: Device, keys: Buffer, idx: Buffer, dt: DType, rows: int, n
     compare-exchange passes, one dispatch each (log2(P) * (log2(P) + 1) / 2 of them, no
     loops). The order is total (value, then original index), so the result is the stable
     sort; NaN last ascending, first descending (NumPy's flip-of-reversed order)."""
-    from .elementwise import library_source
+    from .kernelgen import library_source
 
     _check_gpu(device, "sort")
     row = MULTI_LANE[dt]
     R, pfx = row.wgsl_storage, row.prefix
     isnan = f"{pfx}isnan(v)" if dt.kind in "fc" else "false"
-    body = _WIDE_SORT.format(R=R, pfx=pfx, isnan=isnan)
+    body = _template("wide_sort", R=R, pfx=pfx, isnan=isnan)
     src = library_source(body) + "\n" + body
     impl = device.impl
     pipe = pipeline(impl, src, "main", None, f"sort_{dt.name}")

@@ -10,7 +10,7 @@ converted to the compute type ``T``: ``f32`` for float16/float32 data, ``i32`` f
 int8/16/32, ``u32`` for uint8/16/32 and bool) and may call the helpers of the kind's
 library (``f_*`` in ``ew_float.wgsl``, ``i_*`` in ``ew_sint.wgsl``, ``u_*`` in
 ``ew_uint.wgsl``), ``i`` (the linear output index) and the parameter block ``p``. The
-generator in :mod:`pyaccel.ops.elementwise` turns a row into one kernel per
+generator in :mod:`pyaccel.ops.kernelgen` turns a row into one kernel per
 (op, dtypes); because rows are plain expressions, a chain of rows can later be fused
 into one kernel by nesting them (``let t = <row1>; ... <row2 over t>``).
 

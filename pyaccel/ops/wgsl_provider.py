@@ -4,7 +4,7 @@ any backend whose impl is a ``webgpu_common.GPUDeviceImpl``).
 
 The namespace functions have already validated the arguments, promoted the dtypes and
 worked out the result shapes; this module turns each op into kernel launches of
-:mod:`pyaccel.ops.elementwise` (the elementwise skeleton: maps, casts, gathers, scatters,
+:mod:`pyaccel.ops.kernelgen` (the elementwise skeleton: maps, casts, gathers, scatters,
 fills) and :mod:`pyaccel.ops.gpu_kernels` (reductions, scans, matmul, softmax, sort).
 Each op holds the device lock (:func:`pyaccel.ops.launch.device_lock`) across its whole recording sequence
 (parameter block, output allocation, dispatch), so threads sharing a device never
@@ -43,10 +43,10 @@ from ..dtypes import (
 from ..errors import UnsupportedDTypeError
 from ..promotion import check_scalar_fits
 from . import decompositions as _dec
-from . import elementwise as _k
 from . import fusion as _fusion
 from . import gpu_kernels as _gk
 from . import host_path as _hp
+from . import kernelgen as _k
 from . import table as _table
 from .fft_wgsl import WgslFFT
 from .launch import device_lock

@@ -1,4 +1,4 @@
-"""The 4-elements-per-invocation kernels (``ops.elementwise.vec_source``) against NumPy.
+"""The 4-elements-per-invocation kernels (``ops.kernelgen.vec_source``) against NumPy.
 
 Contiguous 32-bit operands with a multiple of 4 elements (at least ``VEC_MIN``) run a
 generated kernel with vec4 loads and stores; the rest the generic skeleton. Every
@@ -16,7 +16,7 @@ from test_array_elementwise import BINARY, UNARY, input_dtypes, run_and_check, s
 
 import pyaccel
 from pyaccel.dtypes import float32
-from pyaccel.ops import elementwise as gen
+from pyaccel.ops import kernelgen as gen
 from pyaccel.ops import launch
 
 SIZES = (4096, 4098)

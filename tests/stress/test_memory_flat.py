@@ -12,7 +12,7 @@ time; then it closes the device and opens a fresh one, several times. Required:
 * a closed device is not kept alive by any cache (a weak reference to it dies at gc);
 * every result still matches NumPy (poisoned outputs, random inputs).
 
-Before the fix, ``ops/elementwise._PIPES`` kept every pipeline of every device impl for
+Before the fix, ``ops/elementwise._PIPES`` (now ops/kernelgen.py) kept every pipeline of every device impl for
 the life of the process, and ``_PLANS`` / the namespace's elementwise memo kept closed
 devices alive. Checked that the test fails then: the same child with unbounded caches and
 the closed devices kept alive grew by 725 MiB on vulkan:0 (and reported 3 of 3 closed
@@ -33,7 +33,7 @@ import gc, sys, weakref, resource
 import numpy as np
 import pyaccel
 import pyaccel as xp
-from pyaccel.ops import elementwise as ew_plans
+from pyaccel.ops import kernelgen as ew_plans
 from pyaccel.ops.table import OPS
 from pyaccel.runtime import webgpu_common
 from pyaccel.testing import assert_allclose_dtype

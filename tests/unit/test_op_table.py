@@ -9,7 +9,7 @@ from importlib import resources
 import pytest
 
 import pyaccel
-from pyaccel.ops import elementwise as gen
+from pyaccel.ops import kernelgen as gen
 from pyaccel.ops import table
 
 OPS_DIR = resources.files("pyaccel.ops")

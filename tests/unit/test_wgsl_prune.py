@@ -12,8 +12,8 @@ from importlib import resources
 import pytest
 
 from pyaccel import kernel as K
-from pyaccel.ops import elementwise as E
 from pyaccel.ops import gpu_kernels as G
+from pyaccel.ops import kernelgen as E
 from pyaccel.ops import launch
 from pyaccel.ops.fft_wgsl import fft_source
 from pyaccel.ops.wgsl_graph import blank_comments, declarations, prune
@@ -53,7 +53,7 @@ def _kernels() -> list[tuple[str, str, str]]:
     for d in declarations(fsrc):
         if d.entry:
             out.append((f"fft.{d.name}", fsrc, d.name))
-    body = G._WIDE_MM.format(R="vec4<u32>", pfx="c128_")
+    body = G._template("wide_matmul", R="vec4<u32>", pfx="c128_")
     out.append(("matmul complex128", E.library_source(body) + "\n" + body, "main"))
     return out
 
