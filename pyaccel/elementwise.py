@@ -27,7 +27,8 @@ Semantics on WebGPU devices (what the tests check against NumPy):
   2.5 ULP; exp/log family a few ULP; sin/cos within 2^-11 absolute on [-pi, pi] (the
   WebGPU bound).
 * Float-only functions (``sin``, ``divide``, ...) accept integer and bool arrays and
-  compute in the device's default float dtype (float32 on WebGPU, float64 on cpu).
+  compute in the device's default float dtype (``default_dtypes(device=)``: float32 on a
+  GPU device whose float64 is emulated, float64 on cpu and under ``set_dtype_policy("exact")``).
 """
 
 from __future__ import annotations
