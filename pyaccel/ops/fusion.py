@@ -144,6 +144,9 @@ def defer(ops: Any, row: Any, args: Sequence[Any], shape: tuple[int, ...], cdt: 
     is not fused (fusion off, a dtype outside :data:`FUSABLE`, more than 8 dims)."""
     if not enabled() or cdt not in FUSABLE or out_dt not in FUSABLE or len(shape) > _k.MAXD:
         return None
+    lim = ops.device.limits
+    if 4 * prod(shape) > min(lim.max_buffer_size, lim.max_storage_binding_size):
+        return None  # too big for one binding: the eager path raises the typed error at this op
     kinds = []
     for k, a in enumerate(args):
         conv = row.args[k] if row.args else "T"
