@@ -72,9 +72,12 @@ def normalize_axis(axis: Any, ndim: int, what: str = "axis") -> int:
         raise TypeError(f"{what} must be an int, got {axis!r}")
     a = axis.__index__()
     if not -ndim <= a < ndim:
-        raise IndexError(f"{what} {axis} is out of bounds for an array of {ndim} dimension(s) "
-                         f"(valid: {-ndim}..{ndim - 1})" if ndim else
-                         f"{what} {axis} is out of bounds for a 0-d array")
+        # NumPy's AxisError wording ("source: axis 10 is out of bounds for array of dimension 1"),
+        # which clients' tests match (SciPy's input validation)
+        who = what[:-5] if what.endswith(" axis") else "" if what == "axis" else what
+        where = f"{who}: " if who else ""
+        raise IndexError(f"{where}axis {axis} is out of bounds for array of dimension {ndim} "
+                         + (f"(valid: {-ndim}..{ndim - 1})" if ndim else "(a 0-d array has no axes)"))
     return a % ndim
 
 

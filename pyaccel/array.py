@@ -854,11 +854,12 @@ def _from_python(obj: Any, dev: Device, want: DType | None) -> Array:
     if isinstance(obj, (list, tuple, bool, int, float, complex)) or _is_py_scalar_like(obj):
         flat, shape = _host.nested(obj)
         src_kind = _host.scalar_kind(flat)
-        if want is None and src_kind in "fc":
+        if want is None:
             np = _host.numpy()
-            if np is not None and any(type(v).__module__ == "numpy" for v in flat):
-                # NumPy scalars in a list are typed data: NumPy's own inference (a float64
-                # scalar keeps float64), never the policy's narrower default
+            if np is not None and any(type(v).__module__ == "numpy" or (type(v) is Array and not v.ndim)
+                                      for v in flat):
+                # NumPy scalars and 0-d Arrays in a list are typed data: NumPy's own inference
+                # (float64 keeps float64, int32 stays int32), never the policy's default
                 return _from_numpy_input(np, np.asarray(flat).reshape(shape), dev, None)
         dt = want or _python_dtype(src_kind, dev)
         dt = check_dtype(dev, dt, "asarray")

@@ -1,5 +1,5 @@
 """The Array API ``linalg`` extension (2023.12), on every device: cholesky, cross, det,
-diagonal, eigh, eigvalsh, inv, matmul, matrix_norm, matrix_power, matrix_rank,
+diagonal, eig and eigvals (the 2025.12 draft), eigh, eigvalsh, inv, matmul, matrix_norm, matrix_power, matrix_rank,
 matrix_transpose, outer, pinv, qr, slogdet, solve, svd, svdvals, tensordot, trace, vecdot,
 vector_norm (``matmul``, ``tensordot``, ``vecdot``, ``matrix_transpose`` are also in the
 main namespace).
@@ -9,7 +9,10 @@ The factorizations call one ``linalg_*`` primitive of the device's op provider
 WebGPU devices (``ops/linalg_wgsl.py``: Cholesky, Gauss-Jordan/LU with partial pivoting,
 Householder QR, Jacobi eigh and SVD; dtypes without kernels take the host path listed in
 ``ops.host_path.HOST_PATH``). Everything else is composed here from array ops and those
-primitives, with no device branch. Failures (a singular matrix in ``solve``/``inv``, a
+primitives, with no device branch. ``eig`` / ``eigvals`` (general, non-symmetric matrices)
+call the cpu provider's ``linalg_eig`` (LAPACK ``geev``); WebGPU devices have no kernel for
+it yet, so they run that method on the host (``ops.host_path``, as any host-path pair) and
+upload the result to the input's device. Failures (a singular matrix in ``solve``/``inv``, a
 matrix that is not positive definite in ``cholesky``) raise :class:`LinAlgError` naming the
 first failing batch index; on GPUs that check reads back one flag per matrix. See
 ``docs/linalg.md`` for semantics, NaN/inf handling and measured accuracy.
@@ -26,16 +29,22 @@ from . import reductions as red
 from ._dispatch import register
 from ._shapes import broadcast_shapes, normalize_axis, prod
 from .array import Array
-from .dtypes import DType, complex64, float32, float64
+from .dtypes import DType, complex64, complex128, float32, float64
 from .errors import LinAlgError
 from .manipulation import matrix_transpose, permute_dims, reshape
+from .ops import host_path as _hp
 from .placement import place_module
 from .promotion import check_dtype, common_device, default_float, promote
 
-__all__ = ["EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cross",
-           "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm", "matrix_power",
+__all__ = ["EigResult", "EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cross",
+           "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matmul", "matrix_norm", "matrix_power",
            "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve", "svd",
            "svdvals", "tensordot", "trace", "vecdot", "vector_norm"]
+
+
+class EigResult(NamedTuple):
+    eigenvalues: Array
+    eigenvectors: Array
 
 
 class EighResult(NamedTuple):
@@ -360,6 +369,39 @@ def eigh(x: Array, /) -> EighResult:
 def eigvalsh(x: Array, /) -> Array:
     """Eigenvalues (ascending) of symmetric / Hermitian matrices."""
     return eigh(x).eigenvalues
+
+
+def _eig(x: Any, what: str, compute_v: bool) -> tuple[Array, Array | None]:
+    """(eigenvalues, eigenvectors or None) of a general square stack, complex of x's precision."""
+    _check(x, what)
+    if x.dtype.kind not in "fc":
+        raise TypeError(f"{what} needs a floating-point (real or complex) array, got {x.dtype.name} "
+                        "(as the 2025.12 draft and array-api-strict say); cast with "
+                        "x.astype(pyaccel.float64) or x.astype(pyaccel.float32)")
+    x = _float_input(x, what)
+    dev = x.device
+    cdt = check_dtype(dev, complex64 if x.dtype in (float32, complex64) else complex128, what)
+    primitive = getattr(dev.ops, "linalg_eig", None)
+    if primitive is not None:  # cpu: NumPy's LAPACK geev
+        return primitive(x, cdt, compute_v)
+    # no kernel on this device (WebGPU): the host path, cpu's linalg_eig, uploaded to dev
+    return _hp.run(dev, "linalg_eig", (x.dtype,), x, cdt, compute_v, method="linalg_eig")
+
+
+def eig(x: Array, /) -> EigResult:
+    """Eigenvalues and right eigenvectors (unit-norm columns, ``x @ v = v * w``) of general
+    square matrices, both complex of ``x``'s precision (complex64 for float32 / complex64,
+    complex128 for float64 / complex128), as the 2025.12 draft says; in no particular order.
+    Computed by LAPACK ``geev`` (NumPy) on the host for every device: on a GPU the matrices
+    are read back and the results uploaded to ``x``'s device (docs/linalg.md)."""
+    w, v = _eig(x, "eig", True)
+    assert v is not None
+    return EigResult(w, v)
+
+
+def eigvals(x: Array, /) -> Array:
+    """Eigenvalues of general square matrices (complex; see :func:`eig`)."""
+    return _eig(x, "eigvals", False)[0]
 
 
 def svd(x: Array, /, *, full_matrices: bool = True) -> SVDResult:

@@ -303,7 +303,8 @@ def result_type(*arrays_and_dtypes: Any) -> DType:
     if not dts:
         if not scalars:
             raise ValueError("result_type() needs at least one array or dtype")
-        raise TypeError("result_type() needs at least one array or dtype besides Python scalars")
+        # ValueError, as array-api-strict raises (SciPy's _logspace catches exactly that)
+        raise ValueError("result_type() needs at least one array or dtype besides Python scalars")
     out = dts[0]
     for d in dts[1:]:
         out = promote(out, d)

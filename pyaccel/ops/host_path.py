@@ -31,6 +31,8 @@ HOST_PATH: frozenset[tuple[str, str]] = frozenset({
     *((f"linalg_{op}", dt) for op in ("cholesky", "solve", "det", "slogdet", "qr", "eigh", "svd")
       for dt in ("float64", *_C)),
     ("fft_c2c", "complex128"), ("fft_r2c", "float64"), ("fft_c2r", "complex128"),
+    # linalg.eig / eigvals (general eigenproblems): no GPU kernel for any dtype yet
+    *(("linalg_eig", dt) for dt in ("float32", "float64", *_C)),
 })
 HOST_CALLS: collections.Counter[tuple[str, str]] = collections.Counter()
 """(op, dtype name) -> host-path calls taken (the tests check the table against what runs)."""

@@ -108,7 +108,8 @@ class OpDef:
     arity: int
     dtypes: str  # key of CATEGORIES
     # "same" | "bool" | "float" | "index" | "sum" | "x" | "none" | "realpart" (the real dtype of
-    # a complex input: abs, real, imag; real inputs keep their dtype)
+    # a complex input: abs, real, imag; real inputs keep their dtype) | "complex" (the complex
+    # dtype of the input's precision: linalg.eig, eigvals)
     result: str
     numpy: str  # NumPy reference: attribute path under numpy ("" when NumPy has none)
     wgsl: Mapping[str, str] = field(default_factory=dict)  # compute kind -> expression
@@ -376,6 +377,9 @@ OTHER: tuple[OpDef, ...] = (
         ("cholesky", 1, "same"), ("solve", 2, "same"), ("inv", 1, "same"), ("det", 1, "same"),
         ("slogdet", 1, "same"), ("qr", 1, "same"), ("eigh", 1, "same"), ("eigvalsh", 1, "float"),
         ("svd", 1, "same"), ("svdvals", 1, "float"))),
+    # general eigenproblems (2025.12 draft): LAPACK geev on the host for every device, complex results
+    *(_op(n, "host", 1, "floating", "complex", f"linalg.{n}", module="pyaccel.linalg")
+      for n in ("eig", "eigvals")),
     *(_op(n, "composite", a, d, r, f"linalg.{n}", module="pyaccel.linalg") for n, a, d, r in (
         ("cross", 2, "numeric", "same"), ("matrix_power", 1, "numeric", "same"),
         ("matrix_rank", 1, "floating", "index"), ("pinv", 1, "floating", "same"))),

@@ -167,6 +167,31 @@ class NumpyLinalg:
             w, v = np_eigh(self.np, view(x))
         return self._lwrap(w, real_dtype), self._lwrap(v, x.dtype)
 
+    def linalg_eig(self, x: Array, complex_dtype: DType,
+                   compute_v: bool) -> tuple[Array, Array | None]:
+        """(eigenvalues, right eigenvectors as unit-norm columns or None unless ``compute_v``)
+        of a general square stack, both ``complex_dtype`` (LAPACK ``geev`` through
+        ``numpy.linalg.eig`` / ``eigvals``; real results made complex, as the 2025.12 draft
+        says). Not a ``LinalgProvider`` primitive: WebGPU devices run it on the host
+        (``host_path.HOST_PATH``). inf / NaN input raises LinAlgError naming the matrix."""
+        np = self.np
+        a = view(x)
+        try:
+            with np.errstate(all="ignore"):
+                if compute_v:
+                    w, v = np.linalg.eig(a)
+                else:
+                    w, v = np.linalg.eigvals(a), None
+        except np.linalg.LinAlgError as exc:
+            from ..linalg import LinAlgError
+            bad = (~np.isfinite(a)).any(axis=(-2, -1)).reshape(-1)
+            where = (f": matrix {int(np.argmax(bad))} of the stack (flattened batch index) has inf "
+                     "or NaN" if a.ndim > 2 else ": the matrix has inf or NaN") if bad.any() else f" ({exc})"
+            raise LinAlgError(f"eig: no eigendecomposition{where}") from None
+        cdt = np.dtype(complex_dtype.name)
+        return (self._lwrap(w.astype(cdt, copy=False), complex_dtype),
+                None if v is None else self._lwrap(v.astype(cdt, copy=False), complex_dtype))
+
     def linalg_svd(self, x: Array, full_matrices: bool, compute_uv: bool,
                    real_dtype: DType) -> tuple[Array | None, Array, Array | None]:
         """(U, S descending in ``real_dtype``, Vh); U and Vh are None unless ``compute_uv``."""

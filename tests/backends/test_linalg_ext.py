@@ -354,7 +354,9 @@ def test_host_path_table_is_exact():
     prims = ("cholesky", "solve", "det", "slogdet", "qr", "eigh", "svd")
     assert linalg_wgsl.LINALG_OPS == prims
     assert linalg_wgsl.KERNEL_DTYPES == {"float32"}
-    assert linalg_wgsl.HOST_PATH == {(p, d) for p in prims for d in ("float64", "complex64", "complex128")}
+    assert linalg_wgsl.HOST_PATH == ({(p, d) for p in prims for d in ("float64", "complex64", "complex128")}
+                                     # eig / eigvals (no kernel for any dtype: test_linalg_eig.py)
+                                     | {("eig", d) for d in ("float32", "float64", "complex64", "complex128")})
 
 
 def test_host_path_runs_numpy(gpu_device, rng, poisoned):  # noqa: F811

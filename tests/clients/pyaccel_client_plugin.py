@@ -27,6 +27,11 @@ SciPy
     (``SCIPY_DEVICE`` → ``torch.set_default_device``); on a device that is not ``cpu:*`` pyaccel
     joins ``xp_skip_cpu_only_backends``, as SciPy does for torch with ``SCIPY_DEVICE != "cpu"``.
 
+Its default float is SciPy's too: SciPy's conftest sets torch's default dtype to float64
+    (unless ``SCIPY_DEFAULT_DTYPE=float32``) and enables JAX's x64, so the plugin sets pyaccel's
+    ``"exact"`` dtype policy for SciPy runs (float64 defaults on GPUs, whose own default under
+    ``"fast"`` is float32) unless ``PYACCEL_DTYPE_POLICY`` is set.
+
 ``PYACCEL_CLIENT_KEEP`` (comma-separated backend ids, e.g. ``array_api_strict,pyaccel``)
 deselects SciPy items whose ``xp`` backend is not listed (SciPy's own ``SCIPY_ARRAY_API='[...]'``
 selection only knows the backends its conftest found, so it cannot name pyaccel).
@@ -123,6 +128,7 @@ def _extend_scipy_xp(fixturedefs: Any) -> None:
         conf.xp_known_backends.add(NAMESPACE)
         if not pyaccel.get_device().uri.startswith("cpu:"):
             conf.xp_skip_cpu_only_backends.add(NAMESPACE)
+        scipy_default_dtype()
         params = list(fd.params)
         ids = list(fd.ids) if fd.ids is not None else None
         if not any(getattr(p, "id", None) == NAMESPACE for p in params):
@@ -133,6 +139,20 @@ def _extend_scipy_xp(fixturedefs: Any) -> None:
         if ids is not None and not callable(fd.ids):
             fd.ids = tuple(ids)
         fd._pyaccel_extended = True
+
+
+def scipy_default_dtype() -> str:
+    """Give pyaccel the default float SciPy's conftest gives its other backends, and return the
+    dtype policy in force. SciPy runs torch with ``torch.set_default_dtype(torch.float64)``
+    unless ``SCIPY_DEFAULT_DTYPE=float32``, and JAX with ``jax_enable_x64``; pyaccel's twin is
+    the ``"exact"`` dtype policy (float64 / complex128 defaults on GPUs too). An explicit
+    ``PYACCEL_DTYPE_POLICY`` wins (``fast`` measures pyaccel's own GPU default, float32)."""
+    import pyaccel
+
+    if not os.environ.get("PYACCEL_DTYPE_POLICY", "").strip() and \
+            os.environ.get("SCIPY_DEFAULT_DTYPE", "float64") == "float64":
+        pyaccel.set_dtype_policy("exact")
+    return pyaccel.get_dtype_policy()
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -184,4 +204,5 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     import pyaccel
 
     return [f"pyaccel client plugin: sklearn devices {client_devices()}, "
-            f"process default device {pyaccel.default_device_uri()}"]
+            f"process default device {pyaccel.default_device_uri()}, "
+            f"dtype policy {pyaccel.get_dtype_policy()} (SciPy runs: see scipy_default_dtype)"]

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 STRICT = "array-api-strict"
 COLUMNS = (STRICT, "pyaccel cpu:0", "pyaccel vulkan:0")
 SCIPY_SUBMODULES = ("special", "stats", "signal", "fft", "cluster", "ndimage", "integrate",
@@ -77,7 +78,9 @@ def _env(extra: dict[str, str]) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("CI", None)  # pyaccel's CI device check is for its own suite, not theirs
     env["SCIPY_ARRAY_API"] = "1"
-    env["PYTHONPATH"] = os.pathsep.join([str(HERE), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    # the plugin, then this checkout's pyaccel: the venv's editable install may be another
+    # checkout's (a worktree sharing main's .venv measured main's pyaccel before this)
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE), str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env.update(extra)
     return env
 
@@ -197,7 +200,8 @@ def gaps(results: dict[tuple[str, str], Tally]) -> list[str]:
 
 def run_all(profile: str, out: Path, workers: int = 0, scipy_gpu_sample: int = 1,
             devices: tuple[str, ...] = ("cpu:0", "vulkan:0"),
-            scipy_submodules: tuple[str, ...] = SCIPY_SUBMODULES) -> dict[tuple[str, str], Tally]:
+            scipy_submodules: tuple[str, ...] = SCIPY_SUBMODULES,
+            suites: tuple[str, ...] = ("sklearn", "scipy")) -> dict[tuple[str, str], Tally]:
     """Run both suites (``profile`` ``ci`` or ``full``) and return the tallies by (suite, column)."""
     out.mkdir(parents=True, exist_ok=True)
     results: dict[tuple[str, str], Tally] = {}
@@ -205,13 +209,15 @@ def run_all(profile: str, out: Path, workers: int = 0, scipy_gpu_sample: int = 1
     # scikit-learn: one process, every device
     sk_env = {"PYACCEL_CLIENT_DEVICES": ",".join(devices), "PYACCEL_DEVICE": "cpu:0"}
     sk_runs = CI_SKLEARN if profile == "ci" else (("sklearn", "-k", "array_api or pyaccel"),)
+    if "sklearn" not in suites:
+        sk_runs = ()
     for i, args in enumerate(sk_runs):
         junit = out / f"sklearn-{i}.xml"
         run_pytest(["--pyargs", *args], sk_env, junit, timeout, workers)
         tally("scikit-learn", parse_junit(junit), None, results)
     # SciPy: one process per pyaccel device (the process default device, as SciPy runs torch)
     mods = CI_SCIPY if profile == "ci" else tuple(f"scipy.{m}" for m in scipy_submodules)
-    for dev in devices:
+    for dev in devices if "scipy" in suites else ():
         keep = "array_api_strict,pyaccel" if dev.startswith("cpu") else "pyaccel"
         env = {"PYACCEL_DEVICE": dev, "PYACCEL_CLIENT_KEEP": keep}
         sample = CI_SCIPY_SAMPLE if profile == "ci" else (1 if dev.startswith("cpu")
@@ -243,11 +249,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="full profile: 1-in-N SciPy test functions on non-CPU devices")
     ap.add_argument("--devices", default="cpu:0,vulkan:0")
     ap.add_argument("--scipy", default=",".join(SCIPY_SUBMODULES), help="SciPy submodules")
+    ap.add_argument("--suites", default="sklearn,scipy", help="which suites to run")
     a = ap.parse_args(argv)
     out = a.out or Path(tempfile.mkdtemp(prefix="pyaccel-clients-out-"))
     res = run_all(a.profile, out, a.workers, a.scipy_gpu_sample,
                   tuple(d for d in a.devices.split(",") if d),
-                  tuple(m for m in a.scipy.split(",") if m))
+                  tuple(m for m in a.scipy.split(",") if m),
+                  tuple(x for x in a.suites.split(",") if x))
     print(table(res, {}))
     bad = gaps(res)
     for line in bad:
