@@ -101,6 +101,8 @@ b.read()
 
 def test_runpython_kernel_with_host_output_names_call_async(fresh_page, rng):
     n = 64
+    # the device is open (as after `await pyaccel.device_async(...)`): the refusal is the call's
+    fresh_page.run_py("import pyaccel\n(await pyaccel.device_async('webgpu:0')).uri", shared=False)
     res = run_python(fresh_page, f"""
 import pyaccel
 k = pyaccel.Kernel({SAXPY!r})
