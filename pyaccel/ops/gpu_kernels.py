@@ -115,11 +115,50 @@ _SCAN_TILE = WG * _SCAN_ITEMS
 # ---------------------------------------------------------------------------
 # plumbing
 # ---------------------------------------------------------------------------
+def _u16_entry(C: int) -> str:
+    """WGSL of the u16x{4C} matmul entry point (matmul_v4.wgsl's comment says what it does):
+    16 workgroup-uniform rows x C vec4 columns per thread, every accumulator a named value."""
+    R = 16
+    L = ["@compute @workgroup_size(32)",
+         f"fn u16x{4 * C}(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
+         "        @builtin(local_invocation_index) lid: u32) {",
+         "    let g = wid.x + wid.y * nwg.x;", "    if g >= P.total {", "        return;", "    }",
+         "    let tn = g % P.tiles_n;", "    let r = g / P.tiles_n;", "    let tm = r % P.tiles_m;",
+         "    let r2 = r / P.tiles_m;", "    let bz = r2 % P.batch;", "    let ci = r2 / P.batch;",
+         "    let kbeg = (P.c0 + ci) * P.kc;", "    let k4beg = kbeg / 4u;",
+         "    let k4end = min(P.K, kbeg + P.kc) / 4u;", "    let n4 = P.N / 4u;", "    let k4n = P.K / 4u;",
+         f"    let my4 = tn * {32 * C}u + lid;", "    let bb = bz * P.sb / 4u;"]
+    L += [f"    let bc{j} = bb + min(my4 + {32 * j}u, n4 - 1u);" for j in range(C)]
+    L += ["    let m0 = tm * 16u;", "    let last = P.M - 1u;", "    let ar = bz * P.sa / 4u;"]
+    L += [f"    let ra{i} = ar + min(m0 + {i}u, last) * k4n;" for i in range(R)]
+    L += ["    " + " ".join(f"var c{i}_{j} = vec4<T>();" for j in range(C)) for i in range(R)]
+    L += ["    for (var k4 = k4beg; k4 < k4end; k4 += 1u) {", "        let kb = 4u * k4 * n4;"]
+    for j in range(C):
+        L += [f"        let b{q}_{j} = b[bc{j} + kb{'' if q == 0 else f' + {q}u * n4'}];" for q in range(4)]
+    for i in range(R):
+        L.append(f"        let a{i} = a[ra{i} + k4];")
+        L += [f"        c{i}_{j} += a{i}.x * b0_{j} + a{i}.y * b1_{j} + a{i}.z * b2_{j} + a{i}.w * b3_{j};"
+              for j in range(C)]
+    L += ["    }", "    let ob = ((P.s0 + ci) * P.batch + bz) * P.M * n4;"]
+    for j in range(C):
+        L += [f"    let o{j} = my4 + {32 * j}u;", f"    if o{j} < n4 {{"]
+        L += [f"        if m0 + {i}u < P.M {{ out[ob + (m0 + {i}u) * n4 + o{j}] = vec4<O>(c{i}_{j}); }}"
+              for i in range(R)]
+        L.append("    }")
+    L.append("}")
+    return "\n".join(L) + "\n"
+
+
+# entry points generated here and appended to a family's file text
+_GENERATED = {"matmul_v4": lambda: "\n" + "".join(_u16_entry(c) for c in (2, 4))}
+
+
 def _source(family: str, **aliases: str) -> str:
     key = (family, tuple(sorted(aliases.items())))
     src = _SRC.get(key)
     if src is None:
-        src = specialize(wgsl_source(family), **aliases)
+        gen = _GENERATED.get(family)
+        src = specialize(wgsl_source(family) + (gen() if gen else ""), **aliases)
         _SRC[key] = src
     return src
 
