@@ -38,6 +38,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .._flags import check_flag, env_flag
+
 CACHE_DIR_ENV = "PYACCEL_CACHE_DIR"
 AUTOTUNE_ENV = "PYACCEL_AUTOTUNE"
 BUDGET_ENV = "PYACCEL_AUTOTUNE_BUDGET_MS"
@@ -74,13 +76,13 @@ def enabled() -> bool:
     """Whether unpinned matmuls are autotuned (``set_autotune`` else ``$PYACCEL_AUTOTUNE``)."""
     if _forced[0] is not None:
         return _forced[0]
-    return os.environ.get(AUTOTUNE_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+    return env_flag(AUTOTUNE_ENV)
 
 
 def set_autotune(on: bool | None) -> None:
     """Turn matmul autotuning on or off for this process; ``None`` goes back to
     ``$PYACCEL_AUTOTUNE`` (default on)."""
-    _forced[0] = None if on is None else bool(on)
+    _forced[0] = check_flag("set_matmul_autotune", on, allow_none=True)
 
 
 def default_cache_dir() -> Path:

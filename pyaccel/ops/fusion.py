@@ -27,7 +27,6 @@ scalars, sizes, shapes and strides travel in the uniform parameter block, never 
 from __future__ import annotations
 
 import itertools
-import os
 import re
 import struct
 import threading
@@ -36,6 +35,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from .._flags import check_flag, env_flag
 from .._shapes import broadcast_strides, prod
 from ..array import Array
 from ..dtypes import DType, bool_, float32, int32, uint32
@@ -49,7 +49,7 @@ RECOMPUTE_OPS = 4  # a lazy array of at most this many ops is recomputed in each
 _KERNEL_CACHE = 512
 STATS = {"nodes": 0, "kernels_compiled": 0, "launches": 0}
 
-_GLOBAL = [os.environ.get(ENV, "1").strip().lower() not in ("0", "false", "no", "off")]
+_GLOBAL = [env_flag(ENV)]
 _local = threading.local()
 
 
@@ -62,15 +62,16 @@ def enabled() -> bool:
 def set_fusion(on: bool) -> None:
     """Turn lazy elementwise fusion on or off for every thread (default: ``PYACCEL_FUSION``,
     on unless it is ``0``). Arrays that are already lazy stay lazy until they are needed."""
-    _GLOBAL[0] = bool(on)
+    _GLOBAL[0] = check_flag("set_fusion", on)  # type: ignore[assignment]
 
 
 @contextmanager
 def fusion(on: bool = True) -> Iterator[None]:
     """``with pyaccel.fusion(False): ...`` runs the block with fusion off (or on) in this
     thread, then restores the previous setting."""
+    flag = check_flag("fusion", on)
     old = getattr(_local, "on", None)
-    _local.on = bool(on)
+    _local.on = flag
     try:
         yield
     finally:

@@ -126,7 +126,7 @@ OP_LAYER = "pyaccel.ops"
 BELOW = frozenset({  # what the op layer may import besides itself (docs/architecture.md)
     "pyaccel.array",  # Array (the class and its private constructors; not asarray)
     "pyaccel._keys",  # index-key plans (shared with pyaccel.indexing, which re-exports them)
-    "pyaccel._shapes", "pyaccel._host", "pyaccel._lru", "pyaccel.dtypes", "pyaccel.device",
+    "pyaccel._shapes", "pyaccel._host", "pyaccel._lru", "pyaccel._flags", "pyaccel.dtypes", "pyaccel.device",
     "pyaccel.errors", "pyaccel.promotion", "pyaccel.capabilities",
     "pyaccel.registry",  # the host path opens cpu:0 (inside host_path.run)
 })
