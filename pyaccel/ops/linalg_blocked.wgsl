@@ -28,7 +28,14 @@
 //    aug[k0:k0+nb, c] = A11^-1 of it (unit-lower then upper triangular solves with s), also
 //    written to xrow (batch, nb, nc).
 //  * `lu_sub`: aug[r, k0 + nb + c] -= y[r, c] (y = mcol @ xrow, zero in the block's rows).
-// After the last block the B part holds A^-1 B. A zero pivot gives inf / NaN in the result
+// After the last block the B part holds A^-1 B. lu_panel also keeps the interchange parity
+// (sgn, +1 / -1 per matrix, over the blocks so far).
+// LU mode (P.chunks = 1: det / slogdet, aug = a copy of A): a right-looking blocked LU, only
+// the rows below the block are updated. lu_panel writes every row of the factored panel to
+// s; lu_swap_trsm copies the multipliers L21 (s's rows below the block) to mcol
+// (batch, n - k0 - nb, nb) and solves only with the unit lower L11 (U12 = L11^-1 A12, no
+// division by a pivot, so a zero pivot, skipped as getrf does, leaves the rest finite);
+// lu_sub subtracts L21 U12 from the rows below the block. The pivots are U's diagonal. A zero pivot gives inf / NaN in the result
 // (and piv records it: the caller's singularity check). Loops per invocation: lu_panel
 // (n / WG) nb (nb / 2 + 2) + nb (WG + 4 nb), lu_swap_trsm nb + max(n, nb^2), chol_panel n + 2 nb^2;
 // linalg_wgsl.py keeps n within the loop cap.
@@ -44,7 +51,7 @@ struct Params {
     batch: u32,
     total: u32,
     m: u32,      // rows below the block (n - k0 - nb) / columns right of it (W - k0 - nb)
-    chunks: u32, // workgroups per matrix (chol_panel)
+    chunks: u32, // workgroups per matrix (chol_panel); the mode of the lu_* kernels (0: Gauss-Jordan, 1: LU)
 }
 
 @group(0) @binding(0) var<storage, read_write> a: array<T>;
@@ -172,7 +179,7 @@ fn chol_sub(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
 }
 
 // -- Gauss-Jordan ----------------------------------------------------------------------------
-// bindings: a = aug, o1 = s, o2 = perm, o3 = piv. Thread lid owns the rows r = lid + q WG of
+// bindings: a = aug, o1 = s, o2 = perm, o3 = piv, o4 = sgn (batch,). Thread lid owns the rows r = lid + q WG of
 // the panel (q = 0, 1, ...) and keeps the first RP of them in private memory (the rest in s):
 // it searches, scales and updates only those; the pivot row and row j pass through workgroup
 // memory, so a step needs three barriers and no thread reads another's rows. Only rows < nb
@@ -199,6 +206,7 @@ fn lu_panel(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
             if (q < RP) { pr[q * NB + c] = v; } else { o1[sb + r * NB + c] = T(v); }
         }
     }
+    var flips = 0u;
     for (var j = 0u; j < nb; j++) {
         // 1. the largest |s[r, j]| over r >= j (the first on ties; NaN never wins)
         var bv = -1.0;
@@ -252,6 +260,7 @@ fn lu_panel(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
             }
         }
         let pv = prow[j];
+        if (p != j) { flips++; }
         if (lid == 0u) {
             o2[b * n + k0 + j] = T(f32(k0 + p));
             o3[b * n + k0 + j] = T(pv);
@@ -277,8 +286,19 @@ fn lu_panel(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
         }
         workgroupBarrier();  // prow, jrow and best_i are rewritten by the next step
     }
-    if (lid < nb) {  // q = 0 (WG >= NB)
-        for (var c = 0u; c < nb; c++) { o1[sb + lid * NB + c] = T(pr[c]); }
+    // rows < nb (q = 0, WG >= NB): L11 \ U11 for lu_swap_trsm; in LU mode every row kept in
+    // private memory (the multipliers L21 too, lu_swap_trsm copies them to mcol)
+    for (var q = 0u; q < RP && q * WG + lid < m; q++) {
+        let r = q * WG + lid;
+        if (r < nb || P.chunks == 1u) {
+            for (var c = 0u; c < nb; c++) { o1[sb + r * NB + c] = T(pr[q * NB + c]); }
+        }
+    }
+    if (lid == 0u) {  // the interchange parity so far (o4: (batch,))
+        var sg = 1.0;
+        if (k0 > 0u) { sg = f32(o4[b]); }
+        if ((flips & 1u) == 1u) { sg = -sg; }
+        o4[b] = T(sg);
     }
 }
 
@@ -297,6 +317,14 @@ fn lu_swap_trsm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     let b = t / cols;
     let c = k0 + (t - b * cols);
     let base = b * n * W + c;
+    let lu = P.chunks == 1u;
+    if (lu && c < k0 + nb) {  // LU: the multipliers L21 (rows below the block) from s
+        let rows = n - k0 - nb;
+        let sb = b * n * NB + nb * NB + (c - k0);
+        let mb = b * rows * nb + (c - k0);
+        for (var r = 0u; r < rows; r++) { o4[mb + r * nb] = o1[sb + r * NB]; }
+        return;
+    }
     for (var j = 0u; j < nb; j++) {
         let p = u32(o2[b * n + k0 + j]);
         let r = k0 + j;
@@ -324,6 +352,10 @@ fn lu_swap_trsm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
         for (var p = 0u; p < j; p++) { v = v - f32(o1[sb + j * NB + p]) * x[p]; }
         x[j] = v;
     }
+    if (lu) {  // U12 = L11^-1 A12 (the Schur complement is A22 - L21 U12)
+        for (var j = 0u; j < nb; j++) { o3[(b * nb + j) * nc + cc] = T(x[j]); }
+        return;
+    }
     for (var jj = 0u; jj < nb; jj++) {
         let j = nb - 1u - jj;
         var v = x[j];
@@ -344,14 +376,17 @@ fn lu_sub(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     let W = P.w;
     let nc = P.m;
     let quads = (nc + 3u) / 4u;
-    let per = n * quads;
+    let off = P.k0 + P.nb;
+    var r0 = 0u;  // Gauss-Jordan: every row; LU: the rows below the block
+    if (P.chunks == 1u) { r0 = off; }
+    let rows = n - r0;
+    let per = rows * quads;
     let b = t / per;
     let rem = t - b * per;
     let r = rem / quads;
     let c0 = 4u * (rem % quads);
-    let off = P.k0 + P.nb;
-    let base = b * n * W + r * W + off;
-    let ybase = (b * n + r) * nc;
+    let base = b * n * W + (r0 + r) * W + off;
+    let ybase = (b * rows + r) * nc;
     for (var c = c0; c < min(c0 + 4u, nc); c++) {
         a[base + c] = a[base + c] - o1[ybase + c];
     }

@@ -215,37 +215,46 @@ class WgslLinalg:
             b = self.p.broadcast_to(b, bshape + b.shape[-2:])
         return self.p.concat([a, b], len(bshape) + 1, a.dtype), bshape
 
-    def _gauss_jordan_blocked(self, a: Array, b: Array) -> tuple[Array, Array]:
+    def _gauss_jordan_blocked(self, a: Array, b: Array | None,
+                              lu: bool = False) -> tuple[Array, Array, Array]:
         """Blocked Gauss-Jordan with partial pivoting on [A | B]: (the augmented stack, whose B
-        part is A^-1 B, pivots (..., n)). Four dispatches (one a matmul) per block of
-        :data:`BLOCK` columns."""
+        part is A^-1 B, pivots (..., n), interchange parity (...)). Four dispatches (one a
+        matmul) per block of :data:`BLOCK` columns. ``lu``: a blocked LU of A alone instead
+        (``b`` None; only the rows below each block are updated, the last block's trailing
+        dispatches left out), for the pivots and parity of ``det`` / ``slogdet``."""
         dev, dt = self.device, a.dtype
         n = a.shape[-1]
         aug, bshape = self._augment(a, b)
         batch = prod(bshape)
         W = aug.shape[-1]
+        mode = int(lu)
         with device_lock(dev):
             piv = Array._output(dev, bshape + (n,), dt)
-            if batch and n:
-                perm = Array._output(dev, (batch, n), dt)
-                s = Array._output(dev, (batch, n, BLOCK), dt)
-                for k0 in range(0, n, BLOCK):
-                    nb = min(BLOCK, n - k0)
-                    nc = W - k0 - nb
-                    self._blk("lu_panel", [aug, s, perm, piv],
-                              pack("8I", n, W, k0, nb, batch, 0, nc, 0), grid_1d(dev, batch, 1))
-                    mcol = self._scratch((batch, n, nb), dt)
-                    xrow = self._scratch((batch, nb, nc), dt)
-                    total = batch * (W - k0)
-                    self._blk("lu_swap_trsm", [aug, s, perm, xrow, mcol],
-                              pack("8I", n, W, k0, nb, batch, total, nc, 0), grid_1d(dev, total, _WG_PANEL))
-                    if not nc:
-                        continue
-                    y = self.p.matmul(mcol, xrow, dt)
-                    total = batch * n * ((nc + 3) // 4)
-                    self._blk("lu_sub", [aug, y],
-                              pack("8I", n, W, k0, nb, batch, total, nc, 0), grid_1d(dev, total, _WG_PANEL))
-        return aug, piv
+            sgn = Array._output(dev, bshape, dt)
+            if not (batch and n):
+                return aug, piv, self.p.fill(sgn, 1.0)
+            perm = Array._output(dev, (batch, n), dt)
+            s = Array._output(dev, (batch, n, BLOCK), dt)
+            for k0 in range(0, n, BLOCK):
+                nb = min(BLOCK, n - k0)
+                nc = W - k0 - nb
+                self._blk("lu_panel", [aug, s, perm, piv, sgn],
+                          pack("8I", n, W, k0, nb, batch, 0, nc, mode), grid_1d(dev, batch, 1))
+                if lu and not nc:
+                    break
+                rows = n - k0 - nb if lu else n
+                mcol = self._scratch((batch, rows, nb), dt)
+                xrow = self._scratch((batch, nb, nc), dt)
+                total = batch * (W - k0)
+                self._blk("lu_swap_trsm", [aug, s, perm, xrow, mcol],
+                          pack("8I", n, W, k0, nb, batch, total, nc, mode), grid_1d(dev, total, _WG_PANEL))
+                if not nc:
+                    continue
+                y = self.p.matmul(mcol, xrow, dt)
+                total = batch * rows * ((nc + 3) // 4)
+                self._blk("lu_sub", [aug, y],
+                          pack("8I", n, W, k0, nb, batch, total, nc, mode), grid_1d(dev, total, _WG_PANEL))
+        return aug, piv, sgn
 
     def _gauss_jordan(self, a: Array, b: Array | None, below: bool) -> tuple[Array, Array, Array]:
         """(augmented [U-ish | A^-1 B] stack, pivots (..., n), interchange parity (...)):
@@ -270,13 +279,20 @@ class WgslLinalg:
                                   grid_1d(dev, total, 64))
         return aug, piv, sgn
 
+    def _lu(self, x: Array) -> tuple[Array, Array, Array]:
+        """(work, pivots (..., n), parity (...)) of an LU with partial pivoting: blocked up to
+        :data:`BLOCKED_MAX_N`, the unblocked elimination (2 dispatches per column) past it."""
+        if x.shape[-1] <= BLOCKED_MAX_N:
+            return self._gauss_jordan_blocked(x, None, lu=True)
+        return self._gauss_jordan(x, None, True)
+
     def linalg_solve(self, a: Array, b: Array) -> tuple[Array, Array]:
         r = _hp.run(self.device, "linalg_solve", (a.dtype,), a, b)
         if r is not None:
             return r
         n = a.shape[-1]
         if n <= BLOCKED_MAX_N:
-            aug, piv = self._gauss_jordan_blocked(a, b)
+            aug, piv, _ = self._gauss_jordan_blocked(a, b)
         else:  # past the panel kernel's loop budget
             aug, piv, _ = self._gauss_jordan(a, b, False)
         W = aug.shape[-1]
@@ -288,14 +304,14 @@ class WgslLinalg:
         r = _hp.run(self.device, "linalg_det", (x.dtype,), x)
         if r is not None:
             return r
-        _, piv, sgn = self._gauss_jordan(x, None, True)
+        _, piv, sgn = self._lu(x)
         return _dec.det_from_pivots(self.p, piv, sgn)
 
     def linalg_slogdet(self, x: Array, real_dtype: DType) -> tuple[Array, Array]:
         r = _hp.run(self.device, "linalg_slogdet", (x.dtype,), x, real_dtype)
         if r is not None:
             return r
-        _, piv, sgn = self._gauss_jordan(x, None, True)
+        _, piv, sgn = self._lu(x)
         return _dec.slogdet_from_pivots(self.p, piv, sgn)
 
     # -- QR ------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The blocked factorizations (docs/linalg.md): cholesky, solve and inv at orders across the
+"""The blocked factorizations (docs/linalg.md): cholesky, solve, inv, det and slogdet at orders across the
 block boundaries (block size b = 32 on GPUs: 1, 7, b - 1, b, b + 1, 2b + 3), batched, against
 NumPy in float64 on fresh random data with outputs poisoned first; dispatch counts O(n / b)
 and no host read with the checks off; failing matrices as documented (LinAlgError, or NaN
@@ -78,6 +78,45 @@ def test_blocked_float32(device, rng, poisoned, n):  # noqa: F811
     assert rel(gi, np.linalg.inv(g.astype(np.float64))) < tol(dt, n)
 
 
+@pytest.mark.parametrize("n", SIZES + [3 * BLOCK + 1])
+def test_blocked_det_slogdet(device, rng, poisoned, n):  # noqa: F811
+    """The blocked LU's pivots and interchange parity: det and slogdet against NumPy float64,
+    with rows permuted (an odd and a random permutation) so the sign comes from the parity."""
+    dts = [np.float32] + ([np.float64] if "float64" in {d.name for d in device_dtypes(device)} else [])
+    for dt in dts:
+        a = well_conditioned(rng, (3,), n, dt)
+        if n > 1:
+            a[1, [0, n - 1]] = a[1, [n - 1, 0]]  # one interchange
+            a[2] = a[2][rng.permutation(n)]
+        else:
+            a[1] = -a[1]
+        want_s, want_l = np.linalg.slogdet(a.astype(np.float64))
+        s, lg = la.slogdet(on(device, a))
+        assert s.dtype == lg.dtype == pyaccel.asarray(a).dtype
+        np.testing.assert_array_equal(s.to_numpy(), want_s)
+        np.testing.assert_allclose(lg.to_numpy(), want_l, atol=tol(dt, n), rtol=0)
+        half = (a * 0.5).astype(dt)  # det of G/sqrt(n)/2 + I stays within the float32 range
+        d = la.det(on(device, half)).to_numpy()
+        np.testing.assert_allclose(d, np.linalg.det(half.astype(np.float64)), rtol=tol(dt, n))
+
+
+def test_blocked_det_singular_and_nan(device, rng):
+    """An exactly singular matrix (its zero columns in the second block): det 0, slogdet
+    (0, -inf), and the other matrices of the stack right; NaN input gives NaN."""
+    dt = np.float32
+    n = 2 * BLOCK + 3
+    a = well_conditioned(rng, (3,), n, dt)
+    a[1, :, BLOCK + 2] = a[1, :, BLOCK + 5] = 0.0
+    a[2, 3, 7] = np.nan
+    d = la.det(on(device, a)).to_numpy()
+    s, lg = (t.to_numpy() for t in la.slogdet(on(device, a)))
+    want_s, want_l = np.linalg.slogdet(a[0].astype(np.float64))
+    assert s[0] == want_s and abs(lg[0] - want_l) < tol(dt, n)
+    assert rel(d[0], np.linalg.det(a[0].astype(np.float64))) < tol(dt, n)
+    assert d[1] == 0 and s[1] == 0 and lg[1] == -math.inf
+    assert np.isnan(d[2]) and np.isnan(lg[2])
+
+
 def test_blocked_float64_and_broadcast(device, rng, poisoned):  # noqa: F811
     n = BLOCK + 1
     if "float64" in {d.name for d in device_dtypes(device)}:
@@ -105,14 +144,17 @@ def test_dispatches_per_block(device, rng):
     g = on(device, well_conditioned(rng, (), n, np.float32))
     r = on(device, rng.standard_normal((n, 1)).astype(np.float32))
     for name, call, per_block in (("cholesky", lambda: la.cholesky(a), 4),
-                                  ("solve", lambda: la.solve(g, r), 6)):
+                                  ("solve", lambda: la.solve(g, r), 6),
+                                  ("det", lambda: la.det(g), 6),
+                                  ("slogdet", lambda: la.slogdet(g), 6)):
         call()  # pipelines
         before = counters(device)
         call()
         after = counters(device)
         used = after["dispatches"] - before["dispatches"]
         assert used <= per_block * blocks + 8, f"{name} {n}: {used} dispatches"
-        assert after["reads"] - before["reads"] <= 1, f"{name}: more than the check's one read"
+        assert after["reads"] - before["reads"] <= (1 if name in ("cholesky", "solve") else 0), \
+            f"{name}: more than the check's one read"
 
 
 def test_failures_raise_or_give_nan(device, rng, no_checks):
