@@ -391,3 +391,190 @@ fn lu_sub(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
         a[base + c] = a[base + c] - o1[ybase + c];
     }
 }
+
+// -- Householder QR, blocked (compact WY) ----------------------------------------------------
+// `qr_panel`, a workgroup of QW = 256 threads per matrix, factors the panel
+// a[k0:m, k0:k0+nb] (a: (batch, m, ncols); P.n = m, P.w = ncols, P.m = mp = m - k0) with the
+// conventions of linalg_qr.wgsl's `house` (LAPACK's geqrf: beta = -sign(alpha) hypot(alpha,
+// xnorm) from a scaled norm, tau = (beta - alpha) / beta, xnorm == 0 gives tau = 0). The
+// panel is worked on in o1 = V (batch, m, NB): step j reduces column j (norm: all threads;
+// the dots with v_j: thread (g, c) = (t / NB, t % NB) sums the rows j + g + 8 i of column c,
+// then the 8 partial sums are added), updates the columns c > j and builds column j of the
+// upper triangular T (T[:j, j] = -tau_j T[:j, :j] (V[:, :j]^T v_j), T[j, j] = tau_j), so
+// H_0 ... H_{nb-1} = I - V T V^T. Then R's panel columns go to a (zeros below the
+// diagonal), V (unit diagonal, zeros above) stays in o1 and is also written transposed to
+// o2 = Vt (batch, NB, mp); o3 = T and o4 = Tt (batch, NB, NB). Columns c >= nb of V are 0.
+// Loops per invocation: about nb (mp / 4 + 3 mp / QW + 40), so mp <= linalg_wgsl.QR_BLOCKED_MAX_M.
+// The trailing update A2 -= V (T^T (V^T A2)) and Q's blockwise accumulation are matmul calls
+// around `qr_gather` (o1[b, r, c] = a[b, r0 + r, c0 + c]) and `qr_sub` (a[b, r0 + r, c0 + c] -=
+// o1[b, r, c]): P.n = rows of a per matrix, P.w = its row length, P.k0 = r0, P.nb = c0,
+// P.m = rows, P.chunks = columns; a thread per (matrix, row, 4 columns).
+const QW: u32 = 256u;
+const QG: u32 = 8u;  // QW / NB row groups
+
+var<workgroup> qred: array<f32, QW>;
+var<workgroup> qpart: array<f32, QW>;
+var<workgroup> qdot: array<f32, NB>;
+var<workgroup> qt: array<f32, 1024>;  // T, NB x NB
+
+fn qr_reduce(t: u32, x: f32, is_max: bool) -> f32 {
+    qred[t] = x;
+    workgroupBarrier();
+    for (var s = QW / 2u; s > 0u; s = s / 2u) {
+        if (t < s) {
+            if (is_max) { qred[t] = max(qred[t], qred[t + s]); } else { qred[t] = qred[t] + qred[t + s]; }
+        }
+        workgroupBarrier();
+    }
+    let r = qred[0];
+    workgroupBarrier();
+    return r;
+}
+
+@compute @workgroup_size(256)
+fn qr_panel(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+            @builtin(local_invocation_index) t: u32) {
+    let b = wid.x + wid.y * nwg.x;
+    if (b >= P.batch) { return; }  // uniform per workgroup
+    let m = P.n;
+    let nc = P.w;
+    let k0 = P.k0;
+    let nb = P.nb;
+    let mp = P.m;
+    let ab = b * m * nc + k0 * nc + k0;
+    let vb = b * mp * NB;
+    let g = t / NB;
+    let c = t % NB;
+    for (var e = t; e < mp * NB; e += QW) {
+        let r = e / NB;
+        let cc = e - r * NB;
+        var v = 0.0;
+        if (cc < nb) { v = f32(a[ab + r * nc + cc]); }
+        o1[vb + e] = T(v);
+    }
+    for (var e = t; e < NB * NB; e += QW) { qt[e] = 0.0; }
+    storageBarrier();
+    workgroupBarrier();
+    for (var j = 0u; j < nb; j++) {
+        let alpha = f32(o1[vb + j * NB + j]);
+        var mx = 0.0;
+        for (var r = j + 1u + t; r < mp; r += QW) { mx = max(mx, abs(f32(o1[vb + r * NB + j]))); }
+        let amax = qr_reduce(t, mx, true);
+        var ss = 0.0;
+        if (amax > 0.0) {
+            for (var r = j + 1u + t; r < mp; r += QW) {
+                let x = f32(o1[vb + r * NB + j]) / amax;
+                ss = ss + x * x;
+            }
+        }
+        ss = qr_reduce(t, ss, false);
+        let xnorm = amax * sqrt(ss);
+        var tau = 0.0;
+        var beta = alpha;
+        var scale = 0.0;
+        if (xnorm != 0.0 || amax != amax) {
+            let big = max(abs(alpha), xnorm);
+            let h = big * sqrt((alpha / big) * (alpha / big) + (xnorm / big) * (xnorm / big));
+            beta = select(-h, h, alpha < 0.0);
+            tau = (beta - alpha) / beta;
+            scale = 1.0 / (alpha - beta);
+        }
+        for (var r = j + 1u + t; r < mp; r += QW) { o1[vb + r * NB + j] = T(f32(o1[vb + r * NB + j]) * scale); }
+        storageBarrier();
+        workgroupBarrier();
+        // dots of v_j (1 at row j) with every other column: c < j gives V^T v_j (for T),
+        // c > j the reflector's coefficients
+        var part = 0.0;
+        if (c != j && c < nb) {
+            for (var r = j + g; r < mp; r += QG) {
+                var vr = 1.0;
+                if (r > j) { vr = f32(o1[vb + r * NB + j]); }
+                part = part + vr * f32(o1[vb + r * NB + c]);
+            }
+        }
+        qpart[g * NB + c] = part;
+        workgroupBarrier();
+        if (t < NB) {
+            var s = 0.0;
+            for (var i = 0u; i < QG; i++) { s = s + qpart[i * NB + t]; }
+            qdot[t] = s;
+        }
+        workgroupBarrier();
+        if (c > j && c < nb) {
+            let f = tau * qdot[c];
+            for (var r = j + g; r < mp; r += QG) {
+                var vr = 1.0;
+                if (r > j) { vr = f32(o1[vb + r * NB + j]); }
+                o1[vb + r * NB + c] = T(f32(o1[vb + r * NB + c]) - vr * f);
+            }
+        }
+        if (t < j) {  // T[t, j] = -tau sum_{l = t}^{j-1} T[t, l] z_l
+            var s = 0.0;
+            for (var l = t; l < j; l++) { s = s + qt[t * NB + l] * qdot[l]; }
+            qt[t * NB + j] = -tau * s;
+        }
+        if (t == 0u) {
+            qt[j * NB + j] = tau;
+            o1[vb + j * NB + j] = T(beta);
+        }
+        storageBarrier();
+        workgroupBarrier();
+    }
+    // R's panel columns to a (zeros below the diagonal); V with its unit diagonal, and Vt
+    for (var e = t; e < mp * NB; e += QW) {
+        let r = e / NB;
+        let cc = e - r * NB;
+        let x = f32(o1[vb + e]);
+        var v = 0.0;
+        if (cc < nb) {
+            var ra = 0.0;
+            if (r <= cc) { ra = x; }
+            a[ab + r * nc + cc] = T(ra);
+            if (r == cc) { v = 1.0; }
+            if (r > cc) { v = x; }
+        }
+        o1[vb + e] = T(v);
+        o2[(b * NB + cc) * mp + r] = T(v);
+    }
+    for (var e = t; e < NB * NB; e += QW) {
+        let i = e / NB;
+        let l = e - i * NB;
+        o3[b * NB * NB + e] = T(qt[e]);
+        o4[b * NB * NB + l * NB + i] = T(qt[e]);
+    }
+}
+
+// bindings: a = the matrix, o1 = the contiguous block
+@compute @workgroup_size(WG)
+fn qr_gather(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = gid.x + gid.y * (nwg.x * WG);
+    if (t >= P.total) { return; }
+    let rows = P.m;
+    let cols = P.chunks;
+    let quads = (cols + 3u) / 4u;
+    let per = rows * quads;
+    let b = t / per;
+    let rem = t - b * per;
+    let r = rem / quads;
+    let c0 = 4u * (rem % quads);
+    let src = b * P.n * P.w + (P.k0 + r) * P.w + P.nb;
+    let dst = (b * rows + r) * cols;
+    for (var c = c0; c < min(c0 + 4u, cols); c++) { o1[dst + c] = a[src + c]; }
+}
+
+@compute @workgroup_size(WG)
+fn qr_sub(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = gid.x + gid.y * (nwg.x * WG);
+    if (t >= P.total) { return; }
+    let rows = P.m;
+    let cols = P.chunks;
+    let quads = (cols + 3u) / 4u;
+    let per = rows * quads;
+    let b = t / per;
+    let rem = t - b * per;
+    let r = rem / quads;
+    let c0 = 4u * (rem % quads);
+    let dst = b * P.n * P.w + (P.k0 + r) * P.w + P.nb;
+    let src = (b * rows + r) * cols;
+    for (var c = c0; c < min(c0 + 4u, cols); c++) { a[dst + c] = a[dst + c] - o1[src + c]; }
+}

@@ -85,6 +85,11 @@ BLOCKED_MAX_N = 4096
 n = 4,096, within ``gpu_kernels.MAX_LOOP``; 8,192 would pass it); larger matrices take the
 unblocked Gauss-Jordan."""
 
+QR_BLOCKED_MAX_M = 1536
+"""Most rows the blocked QR takes: its panel kernel loops about BLOCK (m / 4 + 3 m / 256 + 40)
+times per invocation (about 14,000 at 1,536, within ``gpu_kernels.MAX_LOOP``); taller
+matrices take the one-reflector-at-a-time kernels."""
+
 _WG_PANEL = 64
 _EPS32 = 1.1920929e-07
 _WGF = 256
@@ -315,8 +320,58 @@ class WgslLinalg:
         return _dec.slogdet_from_pivots(self.p, piv, sgn)
 
     # -- QR ------------------------------------------------------------------------------------
+    def _wy(self, x: Array, r0: int, c0: int, v: Array, vt: Array, tm: Array) -> None:
+        """x[:, r0:, c0:] -= V (T (Vᵀ x[:, r0:, c0:])) (``tm`` = T or Tᵀ) for x (batch, m, ld):
+        a gather into a contiguous block, three ``matmul`` calls and a subtraction."""
+        dev, dt = self.device, x.dtype
+        batch, m, ld = x.shape
+        rows, cols = m - r0, ld - c0
+        quads = (cols + 3) // 4
+        total = batch * rows * quads
+        p = pack("8I", m, ld, r0, c0, batch, total, rows, cols)
+        blk = self._scratch((batch, rows, cols), dt)
+        self._blk("qr_gather", [x, blk], p, grid_1d(dev, total, _WG_PANEL))
+        y = self.p.matmul(v, self.p.matmul(tm, self.p.matmul(vt, blk, dt), dt), dt)
+        self._blk("qr_sub", [x, y], p, grid_1d(dev, total, _WG_PANEL))
+
+    def _householder_blocked(self, x: Array, qcols: int) -> tuple[Array, Array]:
+        """:meth:`_householder` in blocks of :data:`BLOCK` columns (compact WY): per block a
+        panel kernel (V, T), the trailing update A2 -= V Tᵀ Vᵀ A2, then Q backwards blockwise,
+        Q2 -= V T Vᵀ Q2 (as LAPACK's geqrf / orgqr)."""
+        dev, dt = self.device, x.dtype
+        m, n = x.shape[-2:]
+        K = min(m, n)
+        batch = prod(x.shape[:-2])
+        with device_lock(dev):
+            a = self._copy(x, (batch, m, n))
+            q = self._copy(self._eye_stack(batch, m, qcols, dt), (batch, m, qcols))
+            if not (batch and K):
+                return a, q
+            blocks = []
+            for k0 in range(0, K, BLOCK):
+                nb = min(BLOCK, K - k0)
+                mp = m - k0
+                v = self._scratch((batch, mp, BLOCK), dt)
+                vt = self._scratch((batch, BLOCK, mp), dt)
+                tm = self._scratch((batch, BLOCK, BLOCK), dt)
+                tt = self._scratch((batch, BLOCK, BLOCK), dt)
+                self._blk("qr_panel", [a, v, vt, tm, tt], pack("8I", m, n, k0, nb, batch, 0, mp, 0),
+                          grid_1d(dev, batch, 1))
+                if k0 + nb < n:
+                    self._wy(a, k0, k0 + nb, v, vt, tt)
+                blocks.append((k0, v, vt, tm))
+            for k0, v, vt, tm in reversed(blocks):
+                if k0 < qcols:
+                    self._wy(q, k0, k0, v, vt, tm)
+        return a, q
+
     def _householder(self, x: Array, qcols: int) -> tuple[Array, Array]:
-        """(R-shaped working array (batch, m, n), Q (batch, m, qcols)) of a flattened stack."""
+        """(R-shaped working array (batch, m, n), Q (batch, m, qcols)) of a flattened stack:
+        blocked up to :data:`QR_BLOCKED_MAX_M` rows, else one reflector at a time (3 or 5
+        dispatches per column)."""
+        m = x.shape[-2]
+        if m <= QR_BLOCKED_MAX_M:
+            return self._householder_blocked(x, qcols)
         dev, dt = self.device, x.dtype
         m, n = x.shape[-2:]
         K = min(m, n)
