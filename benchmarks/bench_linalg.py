@@ -11,8 +11,8 @@ compilation excluded). Inputs are uploaded once, outside the timed region. NumPy
 ``numpy.linalg`` (LAPACK through OpenBLAS) on the same host, float32, single-threaded
 (see below).
 
-Cases: solve (one right-hand side), inv, cholesky, qr (reduced), svd (full_matrices=False),
-eigh. Each row also gives the dispatches, submits and host reads of one call, from the
+Cases: solve (one right-hand side), inv, cholesky, det, slogdet, qr (reduced), svd
+(full_matrices=False), eigh (``--ops`` picks; default all but det / slogdet). Each row also gives the dispatches, submits and host reads of one call, from the
 device's counters (``device.impl.stats``: ``dispatches``, ``submits``, ``reads``). A case whose estimated time (the smaller size's time scaled by n^3) exceeds
 ``--budget`` seconds is not run and is reported as skipped with that estimate.
 
@@ -88,6 +88,8 @@ def cases(dev: Any, data: dict[str, np.ndarray]) -> dict[str, tuple[Callable[[],
         "solve": (gpu(lambda: la.solve(A["a"], A["rhs"])), lambda: np.linalg.solve(data["a"], data["rhs"])),
         "inv": (gpu(lambda: la.inv(A["a"])), lambda: np.linalg.inv(data["a"])),
         "cholesky": (gpu(lambda: la.cholesky(A["spd"])), lambda: np.linalg.cholesky(data["spd"])),
+        "det": (gpu(lambda: la.det(A["a"])), lambda: np.linalg.det(data["a"])),
+        "slogdet": (gpu(lambda: la.slogdet(A["a"])), lambda: np.linalg.slogdet(data["a"])),
         "qr": (gpu(lambda: la.qr(A["a"])), lambda: np.linalg.qr(data["a"])),
         "svd": (gpu(lambda: la.svd(A["a"], full_matrices=False)),
                 lambda: np.linalg.svd(data["a"], full_matrices=False)),

@@ -1,4 +1,4 @@
-"""The blocked factorizations (docs/linalg.md): cholesky, solve, inv, det and slogdet at orders across the
+"""The blocked factorizations (docs/linalg.md): cholesky, solve, inv, det, slogdet and qr at orders across the
 block boundaries (block size b = 32 on GPUs: 1, 7, b - 1, b, b + 1, 2b + 3), batched, against
 NumPy in float64 on fresh random data with outputs poisoned first; dispatch counts O(n / b)
 and no host read with the checks off; failing matrices as documented (LinAlgError, or NaN
@@ -117,6 +117,54 @@ def test_blocked_det_singular_and_nan(device, rng):
     assert np.isnan(d[2]) and np.isnan(lg[2])
 
 
+QR_SHAPES = [(BLOCK + 1, BLOCK + 1), (2 * BLOCK + 3, BLOCK - 1), (BLOCK - 1, 2 * BLOCK + 3),
+             (3 * BLOCK + 1, 2 * BLOCK + 5), (2 * BLOCK + 5, 3 * BLOCK + 1)]
+
+
+@pytest.mark.parametrize("shape", QR_SHAPES)
+def test_blocked_qr(device, rng, poisoned, shape):  # noqa: F811
+    """The blocked Householder QR: Q and R against NumPy float64 (LAPACK's signs), ‖A − QR‖,
+    ‖QᵀQ − I‖, R upper triangular, both modes, tall and wide, a batch of 2."""
+    m, n = shape
+    k = min(m, n)
+    dt = np.float32
+    a = rng.standard_normal(BATCH + shape).astype(dt)
+    for mode, qs in (("reduced", (m, k)), ("complete", (m, m))):
+        q, r = (t.to_numpy() for t in la.qr(on(device, a), mode=mode))
+        wq, wr = np.linalg.qr(a.astype(np.float64), mode=mode)
+        assert q.shape == wq.shape and r.shape == wr.shape
+        assert np.all(np.tril(r, -1) == 0), f"R not upper triangular ({mode})"
+        assert rel(q @ r, a) < tol(dt, max(m, n)), f"‖A − QR‖ {mode}"
+        eye = np.broadcast_to(np.eye(qs[1]), BATCH + (qs[1], qs[1]))
+        assert rel(np.swapaxes(q, -1, -2) @ q, eye) < tol(dt, m), f"‖QᵀQ − I‖ {mode}"
+        assert rel(r, wr) < tol(dt, max(m, n)), f"R differs from NumPy's ({mode})"
+        # Q's columns past the rank of A (complete, m > n) are any orthonormal completion
+        assert rel(q[..., :k], wq[..., :k]) < 10 * tol(dt, max(m, n)), f"Q differs from NumPy's ({mode})"
+
+
+def test_blocked_qr_zero_column_and_unblocked_path(device, rng, monkeypatch):
+    """A zero column in the second block (tau = 0, H = I, as geqrf) and the
+    one-reflector-at-a-time kernels taller matrices take (forced here) agree with NumPy."""
+    from pyaccel.ops import linalg_wgsl
+    dt = np.float32
+    m, n = 2 * BLOCK + 7, BLOCK + 9
+    a = rng.standard_normal((m, n)).astype(dt)
+    a[:, BLOCK + 3] = 0.0
+    wq, wr = np.linalg.qr(a.astype(np.float64))
+    q, r = (t.to_numpy() for t in la.qr(on(device, a)))
+    assert rel(q @ r, a) < tol(dt, m) and rel(q.T @ q, np.eye(n)) < tol(dt, m)
+    assert rel(r, wr) < tol(dt, m)
+    monkeypatch.setattr(linalg_wgsl, "QR_BLOCKED_MAX_M", 0)
+    monkeypatch.setattr(linalg_wgsl, "BLOCKED_MAX_N", 0)  # det: the unblocked elimination
+    q0, r0 = (t.to_numpy() for t in la.qr(on(device, a)))
+    assert rel(r0, wr) < tol(dt, m) and rel(q0 @ r0, a) < tol(dt, m)
+    g = well_conditioned(rng, (2,), BLOCK + 2, dt)
+    s, lg = (t.to_numpy() for t in la.slogdet(on(device, g)))
+    ws, wl = np.linalg.slogdet(g.astype(np.float64))
+    np.testing.assert_array_equal(s, ws)
+    np.testing.assert_allclose(lg, wl, atol=tol(dt, BLOCK + 2), rtol=0)
+
+
 def test_blocked_float64_and_broadcast(device, rng, poisoned):  # noqa: F811
     n = BLOCK + 1
     if "float64" in {d.name for d in device_dtypes(device)}:
@@ -146,7 +194,8 @@ def test_dispatches_per_block(device, rng):
     for name, call, per_block in (("cholesky", lambda: la.cholesky(a), 4),
                                   ("solve", lambda: la.solve(g, r), 6),
                                   ("det", lambda: la.det(g), 6),
-                                  ("slogdet", lambda: la.slogdet(g), 6)):
+                                  ("slogdet", lambda: la.slogdet(g), 6),
+                                  ("qr", lambda: la.qr(g), 11)):
         call()  # pipelines
         before = counters(device)
         call()

@@ -136,9 +136,10 @@ def test_qr(device, rng, poisoned, shape):  # noqa: F811
 
 def test_qr_long_columns_path(device, rng, poisoned, monkeypatch):  # noqa: F811
     """Columns longer than one invocation may loop over take the workgroup-per-column
-    kernel (forced here by lowering the loop bound)."""
-    from pyaccel.ops import gpu_kernels
+    kernel (forced here by lowering the loop bound, on the one-reflector-at-a-time path)."""
+    from pyaccel.ops import gpu_kernels, linalg_wgsl
     monkeypatch.setattr(gpu_kernels, "MAX_LOOP", 64 + 8)
+    monkeypatch.setattr(linalg_wgsl, "QR_BLOCKED_MAX_M", 0)
     dt = float_dtypes(device)[0]
     a = gen(rng, (2, 20, 6), dt)
     q, r = (t.to_numpy() for t in la.qr(on(device, a), mode="complete"))
