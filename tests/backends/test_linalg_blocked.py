@@ -154,6 +154,10 @@ def test_blocked_qr_zero_column_and_unblocked_path(device, rng, monkeypatch):
     q, r = (t.to_numpy() for t in la.qr(on(device, a)))
     assert rel(q @ r, a) < tol(dt, m) and rel(q.T @ q, np.eye(n)) < tol(dt, m)
     assert rel(r, wr) < tol(dt, m)
+    bad = a.copy()
+    bad[5, BLOCK + 3] = np.nan  # docs/linalg.md: NaN in R from the first non-finite column on
+    rn = la.qr(on(device, bad))[1].to_numpy()
+    assert np.all(np.isfinite(rn[:, :BLOCK + 3])) and np.isnan(rn[:, BLOCK + 3:]).any()
     monkeypatch.setattr(linalg_wgsl, "QR_BLOCKED_MAX_M", 0)
     monkeypatch.setattr(linalg_wgsl, "BLOCKED_MAX_N", 0)  # det: the unblocked elimination
     q0, r0 = (t.to_numpy() for t in la.qr(on(device, a)))
