@@ -21,8 +21,9 @@ every op holds the device lock across its whole multi-dispatch recording):
   accumulated backwards (5 min(m, n) dispatches): matrices taller than
   :data:`QR_BLOCKED_MAX_M`;
 * ``linalg_jacobi.wgsl`` — cyclic Jacobi with the parallel round-robin ordering:
-  two-sided for ``eigh`` (2 (n - 1) dispatches per sweep), one-sided (Hestenes) for the
-  SVD (n - 1 dispatches per sweep). The sweeps stop when a convergence measure read back
+  two-sided for ``eigh`` (2 (n - 1) dispatches per sweep; several rounds per dispatch up to
+  :data:`FUSED_MAX_N`), one-sided (Hestenes) for the SVD (n - 1 dispatches per sweep;
+  several rounds per dispatch up to :data:`SVD_FUSED_MAX_N`). The sweeps stop when a convergence measure read back
   once per sweep is small (at most :data:`MAX_SWEEPS`). The SVD's U is re-orthogonalised
   by a QR (which also completes it for ``full_matrices`` and covers zero singular values).
 
