@@ -49,7 +49,7 @@ from . import host_path as _hp
 from . import kernelgen as _k
 from . import table as _table
 from .fft_wgsl import WgslFFT
-from .launch import device_lock
+from .launch import device_lock, lock_held
 from .linalg_wgsl import WgslLinalg
 from .primitives import Strided, moveaxis, reshape, upload
 from .provider import delegate
@@ -84,7 +84,10 @@ def _locked(method: _F) -> _F:
 
     @functools.wraps(method)
     def wrapper(self: WgslOps, *args: Any, **kwargs: Any) -> Any:
-        with self._lock:
+        lock = self._lock
+        if lock_held(lock):  # called from another op of this provider: it holds the lock
+            return method(self, *args, **kwargs)
+        with lock:
             return method(self, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
@@ -167,8 +170,12 @@ class WgslOps:
         dev = self.device
         if nbytes < 0:
             nbytes = prod(shape) * self.layout(dtype).itemsize
-        with self._lock:
+        lock = self._lock
+        if lock_held(lock):  # (inside an op, as a rule: it holds the lock)
             h = dev.impl.alloc_output(nbytes)
+        else:
+            with lock:
+                h = dev.impl.alloc_output(nbytes)
         return Array._new(Buffer(dev, h, nbytes), tuple(shape), dtype, dev)
 
     def to_numpy(self, x: Array) -> Any:
