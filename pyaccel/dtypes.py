@@ -9,9 +9,10 @@ float64/int64/uint64 need :attr:`Capability.FLOAT64` / ``INT64`` and complex64/c
 arithmetic is emulated in WGSL libraries (``ew_i64``, ``ew_u64``, ``ew_f64``, ``ew_c64``,
 ``ew_c128``) named by each row's ``functions`` and ``prefix``.
 
-Adding a dtype (step 7: complex, emulated 64-bit) is a new :class:`DType` singleton and a
-:class:`DTypeRow` here, plus its WGSL function file (``pyaccel/ops/ew_<name>.wgsl``);
-see docs/architecture.md.
+Adding a dtype is a new :class:`DType` singleton and a :class:`DTypeRow` here, its export,
+its place in ``promotion.py`` and its WGSL function file (``pyaccel/ops/ew_<name>.wgsl``);
+the full list is docs/architecture.md ("What a dtype touches"), and
+``tests/unit/test_dtype_touch.py`` keeps the files naming each dtype under a ceiling.
 """
 
 from __future__ import annotations

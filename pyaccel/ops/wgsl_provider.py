@@ -26,19 +26,15 @@ from .._shapes import broadcast_shapes, broadcast_strides, contiguous_strides, p
 from ..array import Array
 from ..device import Buffer, Device
 from ..dtypes import (
+    DTYPE_TABLE,
     MULTI_LANE,
     WGSL_LAYOUT,
+    WGSL_SCALARS,
     DType,
     StorageLayout,
     bool_,
-    int8,
-    int16,
     int32,
-    int64,
-    uint8,
-    uint16,
     uint32,
-    uint64,
 )
 from ..errors import UnsupportedDTypeError
 from ..promotion import check_scalar_fits
@@ -55,7 +51,8 @@ from .primitives import Strided, moveaxis, reshape, upload
 from .provider import delegate
 from .table import OpDef
 
-_NARROW_WIDE = {int8: int32, int16: int32, uint8: uint32, uint16: uint32}
+# widened narrow ints -> the 32-bit dtype they compute in (the rows with a ``wrap``)
+_NARROW_WIDE = {d: WGSL_SCALARS[r.wgsl_compute] for d, r in DTYPE_TABLE.items() if r.wrap is not None}
 _DLPACK_CODES = {"vulkan": 7, "metal": 8, "webgpu": 15}
 
 
@@ -533,7 +530,7 @@ class WgslOps:
         r = _hp.run(self.device, op, (x.dtype, dtype), x, axes, shape, op, dtype, method="reduce")
         if r is not None:
             return r
-        if op == "sum" and dtype in (int64, uint64) and x.dtype.kind in "biu":
+        if op == "sum" and dtype in MULTI_LANE and dtype.kind in "iu" and x.dtype.kind in "biu":
             # integers summed in 64 bits by one kernel family (reduce64.wgsl), not the tree
             xx, outer, n, inner = self._layout3(x, axes)
             buf = _gk.sum64_axis(x.device, xx._buf, xx.dtype, outer, n, inner)
