@@ -18,21 +18,12 @@ import sys
 from typing import Any
 
 from .dtypes import (
+    ALL_DTYPES,
+    REAL_OF,
     DType,
-    bool_,
-    complex64,
-    complex128,
     float16,
     float32,
     float64,
-    int8,
-    int16,
-    int32,
-    int64,
-    uint8,
-    uint16,
-    uint32,
-    uint64,
 )
 
 FORCE_NO_NUMPY = False
@@ -66,10 +57,7 @@ _ARRAY_CODES = {"b": "b", "B": "B", "h": "h", "H": "H", "i": "i", "I": "I", "q":
 _FORMAT_KIND = {"?": "b", "b": "i", "h": "i", "i": "i", "l": "i", "q": "i", "n": "i",
                 "B": "u", "H": "u", "I": "u", "L": "u", "Q": "u", "N": "u", "c": "u",
                 "e": "f", "f": "f", "d": "f"}
-_BY_KIND_SIZE = {("b", 1): bool_, ("i", 1): int8, ("i", 2): int16, ("i", 4): int32, ("i", 8): int64,
-                 ("u", 1): uint8, ("u", 2): uint16, ("u", 4): uint32, ("u", 8): uint64,
-                 ("f", 2): float16, ("f", 4): float32, ("f", 8): float64,
-                 ("c", 8): complex64, ("c", 16): complex128}
+_BY_KIND_SIZE = {(d.kind, d.itemsize): d for d in ALL_DTYPES}  # (kind and size name one dtype)
 # complex format chars (no array.array typecode): packed as (real, imag) pairs of f / d
 _COMPLEX_LANES = {"F": "f", "D": "d", "Zf": "f", "Zd": "d"}
 
@@ -214,7 +202,7 @@ def coerce(values: list, dt: DType, what: str = "asarray") -> list:
         return [bool(_item(v)) for v in values]
     if dt.kind == "c":
         # components rounded as the real dtype's (complex64: float32, overflow to inf)
-        comp = float32 if dt is complex64 else float64
+        comp = REAL_OF[dt]
         for v in values:
             v = complex(_item(v))
             re_, im_ = coerce([v.real, v.imag], comp, what)

@@ -152,8 +152,10 @@ class Array:
     @classmethod
     def _output(cls, device: Device, shape: tuple[int, ...], dtype: DType, nbytes: int = -1) -> Array:
         """A new array that the op recorded next writes in full (an op's result; see
-        ``OpProvider.output``). Providers allocate results through here, so one hook sees
-        every op output (the tests poison them). ``nbytes``: the storage size, if known."""
+        ``OpProvider.output``). The elementwise, fused, creation, gather / scatter and linalg
+        results are allocated here (the tests' ``poisoned`` fixture patches it); the reduction,
+        scan, sort and matmul kernels of ``ops/gpu_kernels.py`` allocate theirs with
+        ``Device.malloc``. ``nbytes``: the storage size, if known."""
         return device.ops.output(shape, dtype, nbytes)
 
     def __pyaccel_buffer__(self) -> Buffer:

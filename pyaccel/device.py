@@ -7,9 +7,13 @@ browser backends provide. Array ops go through ``device.ops``, the op provider t
 makes (``impl.make_ops(device)``; see ``pyaccel/ops/provider.py``).
 
 Thread model: any number of threads (and asyncio tasks) may share one device. Each open
-device has one re-entrant lock, ``device.impl.lock`` (``Device._lock`` is the same object);
-every impl method that touches device state takes it, and callers that record several
-steps that must stay together hold it across them. It is never held across an ``await``.
+device has one re-entrant lock, ``device.impl.lock`` (``Device._lock`` is the same object),
+taken once at each entry: ``Device`` / ``Buffer`` methods, each public op of the op layer,
+``Kernel`` calls. The impl's allocation and recording methods (``alloc``, and the
+:class:`GPUImpl` members ``alloc_output``, ``pipeline``, ``uniform``, ``dispatch*``) assume
+the caller holds it; nested helpers inside an op check ``lock._is_owned()`` instead of taking
+it again (``tests/backends/test_device_lock.py``: 1 acquisition per ``x + y``, ``sum``,
+``x[1:3] = y``, ``matmul``). It is never held across an ``await``.
 """
 
 from __future__ import annotations
@@ -83,7 +87,8 @@ class GPUImpl(DeviceImpl, Protocol):
     device impl beyond :class:`DeviceImpl`: compiled pipelines, small uniform blocks and
     recorded dispatches. Every WebGPU impl (native wgpu-py, the browser, plugin backends
     built on ``GPUDeviceImpl``) provides it; ``tests/unit/test_gpu_contract.py`` checks the
-    impls against it and that ``pyaccel.ops`` calls nothing else on an impl."""
+    impls against it and that ``pyaccel.ops`` calls nothing else on an impl. The caller holds
+    :attr:`DeviceImpl.lock` around every call of these (the op takes it once, at its entry)."""
 
     def alloc_output(self, nbytes: int) -> Any: ...
     def pipeline(self, wgsl: str, entry: str, constants: dict[str, float] | None = None,
@@ -223,7 +228,10 @@ class Device:
                 f"max_storage_binding_size={self.limits.max_storage_binding_size}); "
                 "split the data into smaller buffers"
             )
-        with self._lock:
+        lock = self._lock
+        if lock._is_owned():  # (an op in progress holds it)
+            return Buffer(self, self.impl.alloc(nbytes), nbytes)
+        with lock:
             handle = self.impl.alloc(nbytes)
         return Buffer(self, handle, nbytes)
 

@@ -9,9 +9,10 @@ float64/int64/uint64 need :attr:`Capability.FLOAT64` / ``INT64`` and complex64/c
 arithmetic is emulated in WGSL libraries (``ew_i64``, ``ew_u64``, ``ew_f64``, ``ew_c64``,
 ``ew_c128``) named by each row's ``functions`` and ``prefix``.
 
-Adding a dtype (step 7: complex, emulated 64-bit) is a new :class:`DType` singleton and a
-:class:`DTypeRow` here, plus its WGSL function file (``pyaccel/ops/ew_<name>.wgsl``);
-see docs/architecture.md.
+Adding a dtype is a new :class:`DType` singleton and a :class:`DTypeRow` here, its export,
+its place in ``promotion.py`` and its WGSL function file (``pyaccel/ops/ew_<name>.wgsl``);
+the full list is docs/architecture.md ("What a dtype touches"), and
+``tests/unit/test_dtype_touch.py`` keeps the files naming each dtype under a ceiling.
 """
 
 from __future__ import annotations
@@ -185,6 +186,8 @@ class DTypeRow:
     functions: str | None
     wrap: str | None = None
     prefix: str | None = None  # WGSL function prefix of a multi-lane library (``f64_add``), else None
+    tol: tuple[float, float] = (0.0, 0.0)  # (rtol, atol) of oracle comparisons (exact: integers)
+    extension: bool = False  # not an Array API dtype (float16): listed by name only (info.dtypes)
 
     def supported_by(self, caps: Capability) -> bool:
         return self.needs in caps
@@ -221,12 +224,15 @@ DTYPE_TABLE: dict[DType, DTypeRow] = {r.dtype: r for r in (
     DTypeRow(uint16, _NONE, "u32", "u32", "ew_uint", "r & 0xffffu"),
     DTypeRow(uint32, _NONE, "u32", "u32", "ew_uint"),
     DTypeRow(uint64, Capability.INT64, "vec2<u32>", "vec2<u32>", "ew_u64", prefix="u64_"),
-    DTypeRow(float16, Capability.F16, "f16", "f32", "ew_float"),
-    DTypeRow(float32, _NONE, "f32", "f32", "ew_float"),
-    DTypeRow(float64, Capability.FLOAT64, "vec2<u32>", "vec2<u32>", "ew_f64", prefix="f64_"),
-    DTypeRow(complex64, Capability.COMPLEX, "vec2<f32>", "vec2<f32>", "ew_c64", prefix="c64_"),
+    DTypeRow(float16, Capability.F16, "f16", "f32", "ew_float", tol=(1e-2, 1e-3), extension=True),
+    DTypeRow(float32, _NONE, "f32", "f32", "ew_float", tol=(1e-5, 1e-6)),
+    DTypeRow(float64, Capability.FLOAT64, "vec2<u32>", "vec2<u32>", "ew_f64", prefix="f64_",
+             tol=(1e-12, 1e-14)),
+    # complex: as the component dtype, per component
+    DTypeRow(complex64, Capability.COMPLEX, "vec2<f32>", "vec2<f32>", "ew_c64", prefix="c64_",
+             tol=(1e-5, 1e-6)),
     DTypeRow(complex128, Capability.COMPLEX | Capability.FLOAT64, "vec4<u32>", "vec4<u32>",
-             "ew_c128", prefix="c128_"),
+             "ew_c128", prefix="c128_", tol=(1e-12, 1e-14)),
 )}
 # WebGPU buffer layout per dtype (dtypes WGSL cannot store are absent)
 WGSL_LAYOUT: dict[DType, StorageLayout] = {
@@ -251,6 +257,11 @@ WIDE_CAPABILITIES = Capability.INT64 | Capability.FLOAT64 | Capability.COMPLEX
 # What every WebGPU device is granted (``runtime/webgpu_common.py``): the emulated dtypes
 # whose libraries are complete, plus EMULATED_64 (they are emulated: exact, slower).
 GPU_WIDE = Capability.INT64 | Capability.FLOAT64 | Capability.COMPLEX | Capability.EMULATED_64
+
+
+# complex dtype of a real floating dtype's precision, and the component dtype of a complex one
+COMPLEX_OF: dict[DType, DType] = {float32: complex64, float64: complex128}
+REAL_OF: dict[DType, DType] = {c: r for r, c in COMPLEX_OF.items()}
 
 
 def gpu_wide() -> Capability:

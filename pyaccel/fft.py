@@ -18,11 +18,12 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from . import dtypes as _dtypes
 from . import elementwise as ew
 from ._shapes import normalize_axis
 from .array import Array
 from .creation import arange
-from .dtypes import DType, complex64, complex128, float16, float32, float64
+from .dtypes import DType, float16, float32
 from .manipulation import concat, roll
 from .placement import place_module
 from .promotion import check_dtype, default_float
@@ -32,8 +33,9 @@ __all__ = ["fft", "fftfreq", "fftn", "fftshift", "hfft", "ifft", "ifftn", "iffts
            "irfft", "irfftn", "rfft", "rfftfreq", "rfftn"]
 
 NORMS = ("backward", "ortho", "forward")
-COMPLEX_OF: dict[DType, DType] = {float16: complex64, float32: complex64, float64: complex128}
-REAL_OF: dict[DType, DType] = {complex64: float32, complex128: float64}
+# (float16 input computes as float32)
+COMPLEX_OF: dict[DType, DType] = {float16: _dtypes.COMPLEX_OF[float32], **_dtypes.COMPLEX_OF}
+REAL_OF: dict[DType, DType] = _dtypes.REAL_OF
 
 
 # -- argument checks ------------------------------------------------------------------------

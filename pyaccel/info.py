@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from .device import Device
-from .dtypes import DType
+from .dtypes import DTYPE_TABLE, DType
 from .promotion import default_dtypes as _default_dtypes
 from .promotion import device_dtypes
 from .registry import as_device, devices, get_device
@@ -57,10 +57,10 @@ class Info:
         """The Array API dtypes the device holds. float16 is a pyaccel extension (not an Array API
         dtype): it is listed only when asked for by name, ``kind=pyaccel.float16``, and exists where
         ``Capability.F16`` is set."""
-        dts = [d for d in device_dtypes(as_device(device)) if d.name != "float16"]
+        dts = [d for d in device_dtypes(as_device(device)) if not DTYPE_TABLE[d].extension]
         if kind is not None:
             extra = kind if isinstance(kind, tuple) else (kind,)
-            dts += [d for d in device_dtypes(as_device(device)) if d.name == "float16" and d in extra]
+            dts += [d for d in device_dtypes(as_device(device)) if DTYPE_TABLE[d].extension and d in extra]
         if kind is None:
             return {d.name: d for d in dts}
         kinds = kind if isinstance(kind, tuple) else (kind,)

@@ -29,7 +29,7 @@ from . import reductions as red
 from ._dispatch import register
 from ._shapes import broadcast_shapes, normalize_axis, prod
 from .array import Array
-from .dtypes import DType, complex64, complex128, float32, float64
+from .dtypes import COMPLEX_OF, REAL_OF, DType
 from .errors import LinAlgError
 from .manipulation import matrix_transpose, permute_dims, reshape
 from .ops import host_path as _hp
@@ -226,7 +226,7 @@ def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: Any = "fro") -> Arr
 # factorizations and the functions built on them
 # ---------------------------------------------------------------------------------------------
 def _real_dtype(dt: DType) -> DType:
-    return float32 if dt is complex64 else float64 if dt.kind == "c" else dt
+    return REAL_OF.get(dt, dt)
 
 
 def _float_input(x: Any, what: str, square: bool = True) -> Array:
@@ -380,7 +380,7 @@ def _eig(x: Any, what: str, compute_v: bool) -> tuple[Array, Array | None]:
                         "x.astype(pyaccel.float64) or x.astype(pyaccel.float32)")
     x = _float_input(x, what)
     dev = x.device
-    cdt = check_dtype(dev, complex64 if x.dtype in (float32, complex64) else complex128, what)
+    cdt = check_dtype(dev, COMPLEX_OF.get(x.dtype, x.dtype), what)
     primitive = getattr(dev.ops, "linalg_eig", None)
     if primitive is not None:  # cpu: NumPy's LAPACK geev
         return primitive(x, cdt, compute_v)

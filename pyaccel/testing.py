@@ -27,13 +27,12 @@ from typing import Any
 
 from .capabilities import Capability
 from .device import Buffer, Device
-from .dtypes import DType, as_dtype
+from .dtypes import ALL_DTYPES, DType, as_dtype
 from .errors import BackendUnavailableError, DeviceNotFoundError, InvalidDeviceURIError
 from .ops.table import TOLERANCES
 
 # (rtol, atol) per dtype: the dtype rows of the one tolerance table (pyaccel/ops/table.py)
-_DTYPE_NAMES = ("float16", "float32", "float64", "bool", "int8", "int16", "int32", "int64", "uint8",
-                "uint16", "uint32", "uint64", "complex64", "complex128")
+_DTYPE_NAMES = tuple(d.name for d in ALL_DTYPES)
 
 POISON_U32 = 0xDEADBEEF
 POISON_F32 = 0x7FC0DEAD  # a quiet NaN with a visible payload

@@ -24,7 +24,7 @@ from typing import Any
 from .._keys import _Plan
 from .._shapes import broadcast_shapes, contiguous_strides, prod
 from ..array import Array
-from ..dtypes import DType, bool_, complex64, float32, float64, int32
+from ..dtypes import REAL_OF, DType, bool_, int32
 from ..errors import LinAlgError
 from . import table as _table
 from .primitives import Primitives, PrimitivesWide, Strided, moveaxis, reshape, upload
@@ -32,7 +32,7 @@ from .primitives import Primitives, PrimitivesWide, Strided, moveaxis, reshape, 
 
 def part_dtype(dt: DType) -> DType:
     """The component dtype of a complex dtype: float32 for complex64, float64 for complex128."""
-    return float32 if dt is complex64 else float64
+    return REAL_OF[dt]
 
 
 def parts(x: Array) -> Array:

@@ -70,7 +70,7 @@ from ..capabilities import Capability
 from ..device import Buffer, Device
 from ..dtypes import MULTI_LANE, DType, bool_, float32, int32
 from ..errors import OutOfDeviceMemoryError, UnsupportedDTypeError
-from .launch import grid_1d, pack, pipeline, specialize, wgsl_source
+from .launch import grid_1d, lock_held, pack, pipeline, specialize, wgsl_source
 
 WG = 256
 MAX_LOOP = 16384
@@ -168,19 +168,23 @@ def _dispatch(device: Device, family: str, aliases: dict[str, str], entry: str,
               workgroups: tuple[int, int, int], constants: dict[str, float] | None = None) -> None:
     """Record one dispatch binding buffers at explicit binding numbers (entry points of a
     family use different subsets of its bindings, so they are not always 0..k-1)."""
+    # one lock across pipeline lookup, uniform block and dispatch (thread model: another
+    # thread must not record between them); the calling op holds it, as a rule
+    lock = device._lock
+    if not lock_held(lock):
+        with lock:
+            return _dispatch(device, family, aliases, entry, bindings, params, params_binding,
+                             workgroups, constants)
     impl = device.impl
     src = _source(family, **aliases)
-    # one lock across pipeline lookup, uniform block and dispatch (thread model: another
-    # thread must not record between them)
-    with device._lock:
-        pipe = pipeline(impl, src, entry, constants, f"{family}.{entry}")
-        entries = []
-        for b, buf in bindings:
-            h = buf.handle
-            # 16-byte multiple (vec4 views of a buffer), within the pooled allocation
-            entries.append((b, h, 0, min(max(16, (buf.nbytes + 15) & ~15), h.size)))
-        entries.append((params_binding, impl.uniform(params), 0, len(params)))
-        impl.dispatch(pipe, entries, workgroups)
+    pipe = pipeline(impl, src, entry, constants, f"{family}.{entry}")
+    entries = []
+    for b, buf in bindings:
+        h = buf.handle
+        # 16-byte multiple (vec4 views of a buffer), within the pooled allocation
+        entries.append((b, h, 0, min(max(16, (buf.nbytes + 15) & ~15), h.size)))
+    entries.append((params_binding, impl.uniform(params), 0, len(params)))
+    impl.dispatch(pipe, entries, workgroups)
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -192,7 +196,10 @@ def _locked(fn: _F) -> _F:
 
     @functools.wraps(fn)
     def wrapper(device: Device, *args: Any, **kwargs: Any) -> Any:
-        with device._lock:
+        lock = device._lock
+        if lock_held(lock):  # (the calling provider op holds it, as a rule)
+            return fn(device, *args, **kwargs)
+        with lock:
             return fn(device, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
@@ -679,6 +686,9 @@ _MM_SPLIT_MIN = 1024
 
 def _matmul(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int, K: int, N: int,
             sa: int, sb: int, variant: str) -> Buffer:
+    if not lock_held(device._lock):  # (matmul holds it; the autotuner's timer may not)
+        with device._lock:
+            return _matmul(device, a, b, dt, batch, M, K, N, sa, sb, variant)
     _check_gpu(device, "matmul")
     _dims("matmul", batch=batch, M=M, K=K, N=N, a_batch_stride=sa, b_batch_stride=sb)
     T = _wgsl(device, dt, "matmul")
@@ -711,34 +721,33 @@ def _matmul(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int,
         _dispatch(device, family, {"T": T, "A": A, "O": out_t}, entry, [(0, a), (1, b), (2, out)],
                   params, 3, grid)
 
-    with device._lock:
-        if nk == 1:  # the usual case: one pass straight into the result
-            out = device.malloc(count * _size(T))
-            record(out, T, 0, 1, 0)
-            return out
-        # long K: partial products of K chunks in slices (type A), summed by reduce passes;
-        # past the binding limit in rounds whose first slice carries the previous rounds' sum
-        slice_bytes = count * _size(A)
-        limit = _binding_limit(device)
-        per = limit // slice_bytes
-        if per < 2:
-            raise OutOfDeviceMemoryError(
-                f"matmul: K={K} needs {nk} partial products of {slice_bytes} bytes each, and two do "
-                f"not fit in one storage binding (max_storage_binding_size={limit}); split the "
-                "product along M or N, or along K and add the parts")
-        c, carry = 0, None
-        while c < nk:
-            s0 = 0 if carry is None else 1
-            m = min(nk - c, per - s0)
-            parts = device.malloc((s0 + m) * slice_bytes)
-            if carry is not None:
-                device.impl.copy(carry.handle, 0, parts.handle, 0, slice_bytes)
-                carry.free()
-            record(parts, A, c, m, s0)
-            c += m
-            carry = _reduce(device, parts, A, A, T if c >= nk else A, 1, s0 + m, count, 0)
-            parts.free()
-        return carry
+    if nk == 1:  # the usual case: one pass straight into the result
+        out = device.malloc(count * _size(T))
+        record(out, T, 0, 1, 0)
+        return out
+    # long K: partial products of K chunks in slices (type A), summed by reduce passes;
+    # past the binding limit in rounds whose first slice carries the previous rounds' sum
+    slice_bytes = count * _size(A)
+    limit = _binding_limit(device)
+    per = limit // slice_bytes
+    if per < 2:
+        raise OutOfDeviceMemoryError(
+            f"matmul: K={K} needs {nk} partial products of {slice_bytes} bytes each, and two do "
+            f"not fit in one storage binding (max_storage_binding_size={limit}); split the "
+            "product along M or N, or along K and add the parts")
+    c, carry = 0, None
+    while c < nk:
+        s0 = 0 if carry is None else 1
+        m = min(nk - c, per - s0)
+        parts = device.malloc((s0 + m) * slice_bytes)
+        if carry is not None:
+            device.impl.copy(carry.handle, 0, parts.handle, 0, slice_bytes)
+            carry.free()
+        record(parts, A, c, m, s0)
+        c += m
+        carry = _reduce(device, parts, A, A, T if c >= nk else A, 1, s0 + m, count, 0)
+        parts.free()
+    return carry
 
 
 @_locked
@@ -805,8 +814,11 @@ def _choose(device: Device, dt: DType, M: int, K: int, N: int, v4_ok: bool) -> s
         return t
 
     try:
-        with device._lock:
+        if lock_held(device._lock):  # (matmul holds it)
             tuned = autotune.choose(device, dt.wgsl, v4_ok, M, K, N, timer, first=static)
+        else:
+            with device._lock:
+                tuned = autotune.choose(device, dt.wgsl, v4_ok, M, K, N, timer, first=static)
     finally:
         for bufs in held.values():
             for buf in bufs:

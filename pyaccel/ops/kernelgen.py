@@ -550,8 +550,12 @@ def run(device: Device, expr: str, T: str, out: Buffer, out_dtype: DType, operan
         out_h = out.handle
         handles = [operands[k].buf.handle for k in p.bufs]  # type: ignore[union-attr]
         values = [operands[k].value for k, _ in p.scal]
-        with launch.device_lock(device):
+        lock = launch.device_lock(device)
+        if launch.lock_held(lock):  # (the calling op holds it, as a rule)
             p.record(out_h, handles, values)
+        else:
+            with lock:
+                p.record(out_h, handles, values)
         return
     # more than MAXD non-mergeable dims (rare): one dispatch per index of the leading dim
     shape = list(shape)

@@ -40,6 +40,13 @@ def device_lock(device: Device) -> Any:
     return device._lock
 
 
+def lock_held(lock: Any) -> bool:
+    """True when this thread already holds the device ``lock`` (an op in progress took it at
+    its entry): nested helpers then record without taking it again, so one public op takes
+    the lock once (a re-entrant acquire costs ~10x this check)."""
+    return lock._is_owned()
+
+
 def binding_size(nbytes: int) -> int:
     """Size to bind a storage buffer of ``nbytes`` with: a multiple of 4, at least 4 (WebGPU)."""
     return max(4, (nbytes + 3) & ~3)

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from ..dtypes import MULTI_LANE, WGSL_FUNCTIONS
+from ..dtypes import DTYPE_TABLE, MULTI_LANE, WGSL_FUNCTIONS
 
 # the multi-lane dtypes' libraries (ew_i64, ew_u64, ew_f64, ew_c64, ew_c128); that each file
 # exists is checked by tests/unit/test_op_table.py (no file system access at import)
@@ -74,21 +74,8 @@ FLOAT_CATEGORIES = frozenset({"floating", "real_floating"})
 # The one tolerance table, (rtol, atol): per op accuracy class (an OpDef's ``tol``) and per
 # dtype (pyaccel.testing.tolerance: oracle comparisons of kernels). Integers and bool: exact.
 TOLERANCES: Mapping[str, tuple[float, float]] = MappingProxyType({
-    # per dtype
-    "float16": (1e-2, 1e-3),
-    "float32": (1e-5, 1e-6),
-    "float64": (1e-12, 1e-14),
-    "bool": (0.0, 0.0),
-    "int8": (0.0, 0.0),
-    "int16": (0.0, 0.0),
-    "int32": (0.0, 0.0),
-    "int64": (0.0, 0.0),
-    "uint8": (0.0, 0.0),
-    "uint16": (0.0, 0.0),
-    "uint32": (0.0, 0.0),
-    "uint64": (0.0, 0.0),
-    "complex64": (1e-5, 1e-6),  # as float32, per component
-    "complex128": (1e-12, 1e-14),
+    # per dtype (the dtype table's ``tol``)
+    **{d.name: r.tol for d, r in DTYPE_TABLE.items()},
     # per op accuracy class
     "exact": (0.0, 0.0),
     "arith": (1e-6, 0.0),  # one rounding (WGSL allows 2.5 ULP for division)

@@ -26,19 +26,15 @@ from .._shapes import broadcast_shapes, broadcast_strides, contiguous_strides, p
 from ..array import Array
 from ..device import Buffer, Device
 from ..dtypes import (
+    DTYPE_TABLE,
     MULTI_LANE,
     WGSL_LAYOUT,
+    WGSL_SCALARS,
     DType,
     StorageLayout,
     bool_,
-    int8,
-    int16,
     int32,
-    int64,
-    uint8,
-    uint16,
     uint32,
-    uint64,
 )
 from ..errors import UnsupportedDTypeError
 from ..promotion import check_scalar_fits
@@ -49,13 +45,14 @@ from . import host_path as _hp
 from . import kernelgen as _k
 from . import table as _table
 from .fft_wgsl import WgslFFT
-from .launch import device_lock
+from .launch import device_lock, lock_held
 from .linalg_wgsl import WgslLinalg
 from .primitives import Strided, moveaxis, reshape, upload
 from .provider import delegate
 from .table import OpDef
 
-_NARROW_WIDE = {int8: int32, int16: int32, uint8: uint32, uint16: uint32}
+# widened narrow ints -> the 32-bit dtype they compute in (the rows with a ``wrap``)
+_NARROW_WIDE = {d: WGSL_SCALARS[r.wgsl_compute] for d, r in DTYPE_TABLE.items() if r.wrap is not None}
 _DLPACK_CODES = {"vulkan": 7, "metal": 8, "webgpu": 15}
 
 
@@ -84,7 +81,10 @@ def _locked(method: _F) -> _F:
 
     @functools.wraps(method)
     def wrapper(self: WgslOps, *args: Any, **kwargs: Any) -> Any:
-        with self._lock:
+        lock = self._lock
+        if lock_held(lock):  # called from another op of this provider: it holds the lock
+            return method(self, *args, **kwargs)
+        with lock:
             return method(self, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
@@ -167,8 +167,12 @@ class WgslOps:
         dev = self.device
         if nbytes < 0:
             nbytes = prod(shape) * self.layout(dtype).itemsize
-        with self._lock:
+        lock = self._lock
+        if lock_held(lock):  # (inside an op, as a rule: it holds the lock)
             h = dev.impl.alloc_output(nbytes)
+        else:
+            with lock:
+                h = dev.impl.alloc_output(nbytes)
         return Array._new(Buffer(dev, h, nbytes), tuple(shape), dtype, dev)
 
     def to_numpy(self, x: Array) -> Any:
@@ -526,7 +530,7 @@ class WgslOps:
         r = _hp.run(self.device, op, (x.dtype, dtype), x, axes, shape, op, dtype, method="reduce")
         if r is not None:
             return r
-        if op == "sum" and dtype in (int64, uint64) and x.dtype.kind in "biu":
+        if op == "sum" and dtype in MULTI_LANE and dtype.kind in "iu" and x.dtype.kind in "biu":
             # integers summed in 64 bits by one kernel family (reduce64.wgsl), not the tree
             xx, outer, n, inner = self._layout3(x, axes)
             buf = _gk.sum64_axis(x.device, xx._buf, xx.dtype, outer, n, inner)

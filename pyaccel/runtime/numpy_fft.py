@@ -17,14 +17,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..array import Array
-from ..dtypes import DType, as_dtype
+from ..dtypes import COMPLEX_OF, REAL_OF, DType
 
 if TYPE_CHECKING:
     from ..device import Device
 
 _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
-_COMPLEX_OF = {"float32": "complex64", "float64": "complex128"}
-_REAL_OF = {"complex64": "float32", "complex128": "float64"}
 
 
 def numpy_fft(np: Any, kind: str, a: Any, s: Sequence[int], axes: Sequence[int], forward: bool,
@@ -78,10 +76,10 @@ class NumpyFFT:
                 norm: str) -> Array:
         """Real-to-complex transform, the last axis halved to ``s[-1] // 2 + 1``: rfftn
         (``forward``) or the inverse direction with the inverse norm (ihfft)."""
-        return self._fft_run("r2c", x, s, axes, forward, norm, as_dtype(_COMPLEX_OF[x.dtype.name]))
+        return self._fft_run("r2c", x, s, axes, forward, norm, COMPLEX_OF[x.dtype])
 
     def fft_c2r(self, x: Array, s: tuple[int, ...], axes: tuple[int, ...], forward: bool,
                 norm: str) -> Array:
         """Complex (Hermitian half spectrum on the last axis) to real of length ``s[-1]``:
         irfftn (not ``forward``) or the forward direction with the forward norm (hfft)."""
-        return self._fft_run("c2r", x, s, axes, forward, norm, as_dtype(_REAL_OF[x.dtype.name]))
+        return self._fft_run("c2r", x, s, axes, forward, norm, REAL_OF[x.dtype])

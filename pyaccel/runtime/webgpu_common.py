@@ -16,9 +16,12 @@ logic lives here, above the facade:
 * small uniform parameter blocks cached by content, so a chain of ops with the
   same parameters writes nothing.
 
-Threads: every method that touches device state takes :attr:`GPUDeviceImpl.lock` (one
-``threading.RLock`` per device; ``Device._lock`` is the same object). The async methods
-take it for their synchronous parts (record, submit, copy out) and never across an await.
+Threads: one ``threading.RLock`` per device, :attr:`GPUDeviceImpl.lock` (``Device._lock`` is
+the same object). The allocation and recording methods (``alloc``, ``alloc_output``,
+``pipeline``, ``uniform``, ``dispatch``, ``dispatch_bound``, ``dispatch_group``) assume the
+caller holds it (``Device.malloc``, the op layer and ``Kernel`` take it once per call); the
+others take it themselves. The async methods take it for their synchronous parts (record,
+submit, copy out) and never across an await.
 
 Failures: a :class:`~pyaccel.errors.PyaccelError` raised by the facade passes through
 unchanged. Once the facade sets ``lost_reason`` (device lost), :attr:`GPUDeviceImpl.is_lost`
@@ -286,11 +289,11 @@ class GPUDeviceImpl:
 
     # -- allocation -----------------------------------------------------------
     def alloc(self, nbytes: int) -> GPUBuffer:
-        """A device buffer of at least ``nbytes`` (pooled; contents undefined)."""
-        with self.lock:
-            self._check()
-            self._check_binding_size(nbytes, "a device buffer")
-            return self._alloc(nbytes)
+        """A device buffer of at least ``nbytes`` (pooled; contents undefined). The caller
+        holds :attr:`lock` (``Device.malloc`` takes it)."""
+        self._check()
+        self._check_binding_size(nbytes, "a device buffer")
+        return self._alloc(nbytes)
 
     def _create(self, nbytes: int, size: int) -> Any:
         """facade.create_buffer; out of memory: trim the pool, retry once, then raise typed."""
@@ -355,24 +358,24 @@ class GPUDeviceImpl:
         this buffer gets none before its kernel. Reusing the buffer an op chain just freed
         (``y = y + x``: the output of step k takes the buffer of step k - 2) also makes the
         bind groups repeat, so a chain creates a couple of them instead of one per op.
+        The caller holds :attr:`lock` (the op layer takes it once per op).
         """
-        with self.lock:
-            if self.f.lost_reason is not None:
-                raise self._lost_error()
-            size = self._out_sizes.get(nbytes)
-            if size is None:
-                self._check_binding_size(nbytes, "an op output")
-            # (the common case, a pooled buffer of a known size, inline: one call per op)
-            elif not self._late_releases:
-                free = self._pool.get(size)
-                if free and self._buffer_ok is None:
-                    self._pooled_bytes -= size
-                    h = free.pop()
-                    stats = self.stats
-                    stats["live_buffers"] += 1
-                    stats["live_bytes"] += size
-                    return h
-            return self._alloc_output(nbytes, size)
+        if self.f.lost_reason is not None:
+            raise self._lost_error()
+        size = self._out_sizes.get(nbytes)
+        if size is None:
+            self._check_binding_size(nbytes, "an op output")
+        # (the common case, a pooled buffer of a known size, inline: one call per op)
+        elif not self._late_releases:
+            free = self._pool.get(size)
+            if free and self._buffer_ok is None:
+                self._pooled_bytes -= size
+                h = free.pop()
+                stats = self.stats
+                stats["live_buffers"] += 1
+                stats["live_bytes"] += size
+                return h
+        return self._alloc_output(nbytes, size)
 
     def _alloc_output(self, nbytes: int, size: int | None) -> GPUBuffer:
         if self._late_releases:
@@ -673,10 +676,10 @@ class GPUDeviceImpl:
     # -- kernels --------------------------------------------------------------------
     def pipeline(self, wgsl: str, entry: str, constants: dict[str, float] | None = None,
                  name: str = "") -> Any:
-        """The compiled pipeline (cached by source hash, entry and constants)."""
-        with self.lock:
-            self._check()
-            return self._pipeline(wgsl, entry, constants, name)
+        """The compiled pipeline (cached by source hash, entry and constants; the caller
+        holds :attr:`lock`)."""
+        self._check()
+        return self._pipeline(wgsl, entry, constants, name)
 
     def _pipeline(self, wgsl: str, entry: str, constants: dict[str, float] | None, name: str) -> Any:
         key = (wgsl, entry, tuple(sorted(constants.items())) if constants else ())
@@ -718,15 +721,14 @@ class GPUDeviceImpl:
 
         The caller holds :attr:`lock` until it has recorded the dispatch that binds it (an
         evicted block returns to the pool and may be reused)."""
-        with self.lock:
-            if self.f.lost_reason is not None:
-                raise self._lost_error()
-            if self._buffer_ok is None:  # (the common case, a cached block, inline)
-                h = self._uniforms.get(data)
-                if h is not None:
-                    self._uniforms.move_to_end(data)
-                    return h
-            return self._uniform(data)
+        if self.f.lost_reason is not None:
+            raise self._lost_error()
+        if self._buffer_ok is None:  # (the common case, a cached block, inline)
+            h = self._uniforms.get(data)
+            if h is not None:
+                self._uniforms.move_to_end(data)
+                return h
+        return self._uniform(data)
 
     def _uniform(self, data: bytes) -> GPUBuffer:
         h = self._uniforms.get(data)
@@ -762,10 +764,10 @@ class GPUDeviceImpl:
 
     def dispatch(self, pipeline: Any, entries: list[tuple[int, GPUBuffer, int, int]],
                  workgroups: tuple[int, int, int]) -> Any:
-        """Record one dispatch into the open compute pass (no submit); returns the bind group."""
-        with self.lock:
-            self._check()
-            return self._dispatch(pipeline, entries, workgroups)
+        """Record one dispatch into the open compute pass (no submit; returns the bind group;
+        the caller holds :attr:`lock`)."""
+        self._check()
+        return self._dispatch(pipeline, entries, workgroups)
 
     def _dispatch(self, pipeline: Any, entries: list[tuple[int, GPUBuffer, int, int]],
                   workgroups: tuple[int, int, int]) -> Any:
@@ -781,27 +783,25 @@ class GPUDeviceImpl:
         ``key`` names the pair (pipeline, binds) for the bind-group cache (the caller's plan
         id), so the cache key is a few ints instead of a tuple per binding.
         """
-        with self.lock:
-            if self.f.lost_reason is not None:
-                raise self._lost_error()
-            gkey = (key, *map(_ID, handles))
-            ent = self._groups.get(gkey)  # (_bind_group's cache hit, inline: one call per op)
-            if ent is not None:
-                self._groups.move_to_end(gkey)
-                group = ent[0]
-            else:
-                group = self._bind_group(gkey, pipeline, lambda: [
-                    (b, h.buf, 0, sz) for (b, sz), h in zip(binds, handles, strict=True)])
-            self._dispatch_group(pipeline, group, handles, workgroups)
+        if self.f.lost_reason is not None:
+            raise self._lost_error()
+        gkey = (key, *map(_ID, handles))
+        ent = self._groups.get(gkey)  # (_bind_group's cache hit, inline: one call per op)
+        if ent is not None:
+            self._groups.move_to_end(gkey)
+            group = ent[0]
+        else:
+            group = self._bind_group(gkey, pipeline, lambda: [
+                (b, h.buf, 0, sz) for (b, sz), h in zip(binds, handles, strict=True)])
+        self._dispatch_group(pipeline, group, handles, workgroups)
 
     def dispatch_group(self, pipeline: Any, group: Any, handles: tuple[GPUBuffer, ...],
                        workgroups: tuple[int, int, int]) -> None:
         """Record a dispatch with a bind group from an earlier :meth:`dispatch` over ``handles``
         (the caller checked they are still the live buffers it was made for)."""
-        with self.lock:
-            if self.f.lost_reason is not None:
-                raise self._lost_error()
-            self._dispatch_group(pipeline, group, handles, workgroups)
+        if self.f.lost_reason is not None:
+            raise self._lost_error()
+        self._dispatch_group(pipeline, group, handles, workgroups)
 
     def _dispatch_group(self, pipeline: Any, group: Any, handles: tuple[GPUBuffer, ...],
                         workgroups: tuple[int, int, int]) -> None:
