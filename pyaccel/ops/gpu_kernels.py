@@ -70,6 +70,7 @@ from ..capabilities import Capability
 from ..device import Buffer, Device
 from ..dtypes import MULTI_LANE, DType, bool_, float32, int32
 from ..errors import OutOfDeviceMemoryError, UnsupportedDTypeError
+from .fusion_reduce import FusedInput
 from .launch import grid_1d, pack, pipeline, specialize, wgsl_source
 
 WG = 256
@@ -164,7 +165,7 @@ def _source(family: str, **aliases: str) -> str:
 
 
 def _dispatch(device: Device, family: str, aliases: dict[str, str], entry: str,
-              bindings: Sequence[tuple[int, Buffer]], params: bytes, params_binding: int,
+              bindings: Sequence[tuple[int, Buffer | FusedInput]], params: bytes, params_binding: int,
               workgroups: tuple[int, int, int], constants: dict[str, float] | None = None) -> None:
     """Record one dispatch binding buffers at explicit binding numbers (entry points of a
     family use different subsets of its bindings, so they are not always 0..k-1)."""
@@ -173,8 +174,12 @@ def _dispatch(device: Device, family: str, aliases: dict[str, str], entry: str,
     # one lock across pipeline lookup, uniform block and dispatch (thread model: another
     # thread must not record between them)
     with device._lock:
-        pipe = pipeline(impl, src, entry, constants, f"{family}.{entry}")
-        entries = []
+        entries: list[tuple] = []
+        fused = next((buf for _, buf in bindings if isinstance(buf, FusedInput)), None)
+        if fused is not None:  # a lazy input computed in place (ops/fusion_reduce.py)
+            src = fused.bind(device, family, aliases, src, entries)
+            bindings = [(b, buf) for b, buf in bindings if buf is not fused]
+        pipe = pipeline(impl, src, entry, constants, f"{family}.{entry}" + ("+fused" if fused else ""))
         for b, buf in bindings:
             h = buf.handle
             # 16-byte multiple (vec4 views of a buffer), within the pooled allocation
@@ -322,7 +327,7 @@ def _plan_free(device: Device, outer: int, n: int, inner: int) -> tuple[str, int
     return ("cols4" if inner % 4 == 0 else "cols"), _cdiv(n, chunk), chunk
 
 
-def _reduce_pass(device: Device, x: Buffer, T: str, A: str, R: str, outer: int, n: int,
+def _reduce_pass(device: Device, x: Buffer | FusedInput, T: str, A: str, R: str, outer: int, n: int,
                  inner: int, mode: str, nchunks: int, chunk: int, code: int,
                  scale: float = 1.0, aux: Buffer | None = None, id_min: int = 0,
                  id_max: int = 0) -> Buffer:
@@ -332,7 +337,7 @@ def _reduce_pass(device: Device, x: Buffer, T: str, A: str, R: str, outer: int, 
     if count == 0:
         return out
     consts = {"OP": code, "A_FLOAT": 1.0 if A == "f32" else 0.0}
-    aux = aux if aux is not None else x
+    aux = aux if aux is not None else (x.stand_in if isinstance(x, FusedInput) else x)
     if mode == "rows":
         total = outer * nchunks
         consts["WG"] = _rows_wg(n)
@@ -355,7 +360,7 @@ def _reduce_pass(device: Device, x: Buffer, T: str, A: str, R: str, outer: int, 
     return out
 
 
-def _reduce(device: Device, x: Buffer, T: str, A: str, R: str, outer: int, n: int, inner: int,
+def _reduce(device: Device, x: Buffer | FusedInput, T: str, A: str, R: str, outer: int, n: int, inner: int,
             code: int, scale: float = 1.0, aux: Buffer | None = None) -> Buffer:
     """Multi-pass reduction of (outer, n, inner) over n -> (outer, inner) in type R."""
     id_min = _ident_bits(A, False) if code != 5 else 1
@@ -385,7 +390,7 @@ def _plan64(device: Device, outer: int, n: int, inner: int, wide: bool) -> tuple
 
 
 @_locked
-def sum64_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: int) -> Buffer:
+def sum64_axis(device: Device, x: Buffer | FusedInput, dt: DType, outer: int, n: int, inner: int) -> Buffer:
     """Sum over n of integer (or bool) x viewed as (outer, n, inner), accumulated in 64 bits:
     (outer, inner) elements as vec2<u32> (int64 / uint64 storage; the bits are the same for
     both), wrapping modulo 2**64 like NumPy. ``dt``: bool, int8..int64 or uint8..uint64
@@ -421,12 +426,12 @@ def sum64_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: 
         cur, owned, wide, signed, n = out, True, True, False, nchunks
 
 
-def _argreduce(device: Device, x: Buffer, T: str, outer: int, n: int, inner: int,
+def _argreduce(device: Device, x: Buffer | FusedInput, T: str, outer: int, n: int, inner: int,
                is_max: bool) -> Buffer:
     A = "f32" if T == "f16" else T
     consts: dict[str, float] = {"IS_MAX": float(is_max), "A_FLOAT": float(A == "f32")}
     id_bits = _ident_bits(A, is_max)
-    cur, cur_idx, cur_t = x, x, T
+    cur, cur_idx, cur_t = x, (x.stand_in if isinstance(x, FusedInput) else x), T
     has_idx = False
     while True:
         mode, nchunks, chunk = _plan_free(device, outer, n, inner)
@@ -454,7 +459,7 @@ def _argreduce(device: Device, x: Buffer, T: str, outer: int, n: int, inner: int
 
 
 @_locked
-def reduce_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: int, op: str,
+def reduce_axis(device: Device, x: Buffer | FusedInput, dt: DType, outer: int, n: int, inner: int, op: str,
                 out_dt: DType | None = None) -> Buffer:
     """Reduce x viewed as (outer, n, inner) over n; returns (outer, inner) elements.
 
@@ -488,7 +493,7 @@ def reduce_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner:
 
 
 @_locked
-def mean_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: int,
+def mean_axis(device: Device, x: Buffer | FusedInput, dt: DType, outer: int, n: int, inner: int,
               out_dt: DType | None = None) -> Buffer:
     """Arithmetic mean over n of x viewed as (outer, n, inner) (f32 accumulation).
 
@@ -504,7 +509,7 @@ def mean_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: i
 
 
 @_locked
-def var_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: int,
+def var_axis(device: Device, x: Buffer | FusedInput, dt: DType, outer: int, n: int, inner: int,
              correction: float = 0.0, out_dt: DType | None = None) -> Buffer:
     """Variance over n of x viewed as (outer, n, inner): two passes (the mean, then the sum
     of squared deviations from it, divided by ``n - correction``), in f32.
@@ -954,7 +959,7 @@ def sort_wide(device: Device, keys: Buffer, idx: Buffer, dt: DType, rows: int, n
 # ---------------------------------------------------------------------------
 # softmax / logsumexp
 # ---------------------------------------------------------------------------
-def _rowwise(device: Device, x: Buffer, dt: DType, rows: int, n: int, entry: str) -> Buffer:
+def _rowwise(device: Device, x: Buffer | FusedInput, dt: DType, rows: int, n: int, entry: str) -> Buffer:
     _check_gpu(device, entry)
     _dims(entry, rows=rows, n=n)
     T = _wgsl(device, dt, entry)
@@ -996,13 +1001,13 @@ def _rowwise(device: Device, x: Buffer, dt: DType, rows: int, n: int, entry: str
 
 
 @_locked
-def softmax_rows(device: Device, x: Buffer, dt: DType, rows: int, n: int) -> Buffer:
+def softmax_rows(device: Device, x: Buffer | FusedInput, dt: DType, rows: int, n: int) -> Buffer:
     """Softmax of each row of x (rows, n): exp(x - max) / sum(exp(x - max)), f32 math."""
     return _rowwise(device, x, dt, rows, n, "softmax")
 
 
 @_locked
-def logsumexp_rows(device: Device, x: Buffer, dt: DType, rows: int, n: int) -> Buffer:
+def logsumexp_rows(device: Device, x: Buffer | FusedInput, dt: DType, rows: int, n: int) -> Buffer:
     """log(sum(exp(x))) of each row of x (rows, n), max-shifted; returns (rows,) elements.
 
     An empty or all -inf row gives -inf; a row with +inf (and no NaN) gives +inf.

@@ -44,6 +44,7 @@ from ..errors import UnsupportedDTypeError
 from ..promotion import check_scalar_fits
 from . import decompositions as _dec
 from . import fusion as _fusion
+from . import fusion_reduce as _fr
 from . import gpu_kernels as _gk
 from . import host_path as _hp
 from . import kernelgen as _k
@@ -529,7 +530,7 @@ class WgslOps:
         if op == "sum" and dtype in (int64, uint64) and x.dtype.kind in "biu":
             # integers summed in 64 bits by one kernel family (reduce64.wgsl), not the tree
             xx, outer, n, inner = self._layout3(x, axes)
-            buf = _gk.sum64_axis(x.device, xx._buf, xx.dtype, outer, n, inner)
+            buf = _gk.sum64_axis(x.device, _fr.operand(xx, "reduce64"), xx.dtype, outer, n, inner)
             return Array._new(buf, shape, dtype, x.device)
         if op in ("any", "all") and x.dtype in MULTI_LANE:
             x = self.astype(x, bool_)  # truth values (NaN is truthy, -0.0 is not)
@@ -542,7 +543,7 @@ class WgslOps:
         if op in ("sum", "prod"):
             xx, outer, n, inner = self._layout3(x, axes)
             wide = _NARROW_WIDE.get(dtype, dtype)
-            buf = _gk.reduce_axis(x.device, xx._buf, xx.dtype, outer, n, inner, op, out_dt=wide)
+            buf = _gk.reduce_axis(x.device, _fr.operand(xx, "reduce"), xx.dtype, outer, n, inner, op, out_dt=wide)
             r = Array._new(buf, shape, wide, x.device)
             return r if wide is dtype else self.astype(r, dtype)
         src = x
@@ -551,7 +552,7 @@ class WgslOps:
         xx, outer, n, inner = self._layout3(src, axes)
         if op in ("min", "max") and outer * inner == 0:
             return Array._empty(x.device, shape, dtype)
-        buf = _gk.reduce_axis(x.device, xx._buf, xx.dtype, outer, n, inner, op)
+        buf = _gk.reduce_axis(x.device, _fr.operand(xx, "reduce"), xx.dtype, outer, n, inner, op)
         return Array._new(buf, shape, dtype, x.device)
 
     # -- the two kernels of the multi-lane composites (primitives.WideKernels) ------------
@@ -593,7 +594,7 @@ class WgslOps:
             xx, outer, n, inner = self._layout3(src, axes)
             return _dec.mean_wide(self, xx, outer, n, inner, shape, dtype)
         xx, outer, n, inner = self._layout3(x, axes)
-        buf = _gk.mean_axis(x.device, xx._buf, xx.dtype, outer, n, inner, out_dt=dtype)
+        buf = _gk.mean_axis(x.device, _fr.operand(xx, "reduce"), xx.dtype, outer, n, inner, out_dt=dtype)
         return Array._new(buf, shape, dtype, x.device)
 
     @_locked
@@ -607,7 +608,7 @@ class WgslOps:
             xx, outer, n, inner = self._layout3(src, axes)
             return _dec.var_wide(self, xx, outer, n, inner, shape, correction, dtype)
         xx, outer, n, inner = self._layout3(x, axes)
-        buf = _gk.var_axis(x.device, xx._buf, xx.dtype, outer, n, inner, correction=float(correction),
+        buf = _gk.var_axis(x.device, _fr.operand(xx, "reduce"), xx.dtype, outer, n, inner, correction=float(correction),
                            out_dt=dtype)
         return Array._new(buf, shape, dtype, x.device)
 
@@ -622,13 +623,13 @@ class WgslOps:
             return _dec.arg_wide(self, x, axis, shape, op, dtype)
         idt = int32 if dtype in MULTI_LANE else dtype  # the kernel writes int32 indices
         if axis is None:
-            buf = _gk.reduce_axis(x.device, x._buf, x.dtype, 1, x.size, 1, op)
+            buf = _gk.reduce_axis(x.device, _fr.operand(x, "argreduce"), x.dtype, 1, x.size, 1, op)
             r = Array._new(buf, shape, idt, x.device)
             return r if idt is dtype else self.astype(r, dtype)
         outer, n, inner = prod(x.shape[:axis]), x.shape[axis], prod(x.shape[axis + 1:])
         if outer * inner == 0:
             return Array._empty(x.device, shape, dtype)
-        buf = _gk.reduce_axis(x.device, x._buf, x.dtype, outer, n, inner, op)
+        buf = _gk.reduce_axis(x.device, _fr.operand(x, "argreduce"), x.dtype, outer, n, inner, op)
         r = Array._new(buf, shape, idt, x.device)
         return r if idt is dtype else self.astype(r, dtype)
 
@@ -752,7 +753,7 @@ class WgslOps:
             return _dec.softmax_wide(self, x, axis)
         end = x.ndim - 1
         xx = x if axis == end else moveaxis(x, axis, end)
-        buf = _gk.softmax_rows(x.device, xx._buf, xx.dtype, prod(xx.shape[:-1]), xx.shape[-1])
+        buf = _gk.softmax_rows(x.device, _fr.operand(xx, "softmax"), xx.dtype, prod(xx.shape[:-1]), xx.shape[-1])
         r = Array._new(buf, xx.shape, x.dtype, x.device)
         return r if axis == end else moveaxis(r, end, axis)
 
@@ -765,6 +766,6 @@ class WgslOps:
             return _dec.logsumexp_wide(self, x, axis, keepdims)
         end = x.ndim - 1
         xx = x if axis == end else moveaxis(x, axis, end)
-        buf = _gk.logsumexp_rows(x.device, xx._buf, xx.dtype, prod(xx.shape[:-1]), xx.shape[-1])
+        buf = _gk.logsumexp_rows(x.device, _fr.operand(xx, "softmax"), xx.dtype, prod(xx.shape[:-1]), xx.shape[-1])
         shape = x.shape[:axis] + ((1,) if keepdims else ()) + x.shape[axis + 1:]
         return reshape(Array._new(buf, xx.shape[:-1], x.dtype, x.device), shape)
