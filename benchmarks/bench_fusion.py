@@ -16,7 +16,8 @@ evaluation (recording + the device's work + ``device.synchronize()``), for
 
 ``sum(x * y)`` at the same size: fused (the reduction's first pass computes ``x * y``), eager,
 and ``raw``: a hand-fused wgpu-py reduction (one kernel reading x and y with vec4 loads, a
-partial per thread, then a one-thread kernel adding the 4096 partials);
+contiguous run per thread into four accumulators, as pyaccel's ``seg`` layout, then a
+one-thread kernel adding the 4096 partials);
 
 plus dispatches per chain (``device.memory_stats()["dispatches"]``), and the MLP demo
 forward (examples/mlp.py, batch 256, width 512) and examples/heat_diffusion.py (256 x 256,
@@ -122,15 +123,21 @@ const TH: u32 = {threads}u;
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
     let t = gid.x;
     let n4 = arrayLength(&xs);
+    let per = (n4 + TH - 1u) / TH;  // a contiguous run of vec4s per thread (streams on a CPU)
+    let hi = min(t * per + per, n4);
     var a = vec4<f32>(0.0);
     var b = vec4<f32>(0.0);
-    var q = t;
-    for (; q + TH < n4; q += 2u * TH) {{  // grid-stride, two loads of each in flight
+    var c = vec4<f32>(0.0);
+    var d = vec4<f32>(0.0);
+    var q = t * per;
+    for (; q + 3u < hi; q += 4u) {{  // four independent accumulators (as reduce.wgsl's seg)
         a += xs[q] * ys[q];
-        b += xs[q + TH] * ys[q + TH];
+        b += xs[q + 1u] * ys[q + 1u];
+        c += xs[q + 2u] * ys[q + 2u];
+        d += xs[q + 3u] * ys[q + 3u];
     }}
-    if (q < n4) {{ a += xs[q] * ys[q]; }}
-    let s = a + b;
+    for (; q < hi; q += 1u) {{ a += xs[q] * ys[q]; }}
+    let s = (a + b) + (c + d);
     part[t] = (s.x + s.y) + (s.z + s.w);
 }}
 """
@@ -148,8 +155,8 @@ fn finish() {{
 
 
 class RawDot:
-    """sum(x * y) hand-fused: one kernel reads x and y (vec4, grid-stride, a partial per
-    thread), a one-thread kernel adds the partials; both in one pass, then submit and wait."""
+    """sum(x * y) hand-fused: one kernel reads x and y (vec4, a contiguous run and a partial
+    per thread), a one-thread kernel adds the partials; both in one pass, then submit and wait."""
 
     THREADS = 4096
 

@@ -18,6 +18,9 @@ recomputed inside each consumer's kernel while its tree has at most :data:`RECOM
 ops; a bigger one is materialised when its second consumer is made. Inside one kernel a node
 reached twice is computed once.
 
+Reductions consume a lazy input without materialising it (:mod:`.fusion_reduce`: the
+reduction kernel computes the tree from :func:`_walk` / :func:`_compute`).
+
 Generated kernels are cached per device by structure (:func:`_collect`'s key: the trees'
 expressions, compute types, operand conversions, input storage types and layout classes
 ``lin`` / ``s0`` (one element broadcast) / ``bc`` (broadcast with strides), the vec4 mode);

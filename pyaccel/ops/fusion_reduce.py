@@ -67,7 +67,7 @@ class FusedInput:
         w = self.walk
         impl = device.impl
         # lin leaves read 4 at a time when every one can be bound in whole vec4s
-        vsz = [(b.nbytes + 15) & ~15 for b in w.leaves]
+        vsz = [max(16, (b.nbytes + 15) & ~15) for b in w.leaves]
         vec = not w.bc and all(c != "lin" or s <= b.handle.size
                                for (_, c), b, s in zip(w.leaf_desc, w.leaves, vsz, strict=True))
         key = (w.key(), family, tuple(sorted(aliases.items())), vec)

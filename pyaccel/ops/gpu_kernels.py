@@ -2,7 +2,10 @@
 
 The Array layer calls these with C-contiguous :class:`~pyaccel.device.Buffer` s whose
 elements are in the device storage type of a pyaccel ``DType`` (``dt.wgsl``: f32, f16,
-i32, u32; bool is u32 0/1). Every function only *records* dispatches on the device's
+i32, u32; bool is u32 0/1); the reductions (``reduce_axis``, ``mean_axis``, ``var_axis``,
+``sum64_axis``, ``softmax_rows``, ``logsumexp_rows``) also take a
+:class:`~pyaccel.ops.fusion_reduce.FusedInput` (a lazy elementwise tree) as x, which
+:func:`_dispatch` computes in place of the family's ``// <input>`` block. Every function only *records* dispatches on the device's
 open encoder (no sync) and returns a fresh buffer from ``device.malloc``; temporaries
 are freed right after recording (the pool keeps them alive for queued work).
 
