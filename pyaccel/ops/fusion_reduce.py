@@ -117,13 +117,13 @@ def _section(w: Any, base: int, vec: bool, ns4: int, nst: int) -> str:
 
     nl = len(w.leaf_desc)
     args = ", ".join(f"v{j}" for j in range(nl))
-    fx = "fn fx(i: u32) -> " + S + " {\n    _ = p.n;\n"
+    fx = "fn fx(i: u32) -> " + S + " {\n    _ = p.n;\n"  # (p is bound: keep it used)
     for j, (_, c) in enumerate(w.leaf_desc):
         fx += f"    let v{j} = {scalar_load(j, c, 'i')};\n"
     fx += f"    return compute({args});\n}}\n"
     out.append(fx)
     if vec:
-        fx4 = "fn fx4(i4: u32) -> vec4<" + S + "> {\n"
+        fx4 = "fn fx4(i4: u32) -> vec4<" + S + "> {\n    _ = p.n;\n"  # (p is bound: keep it used)
         for j, (_, c) in enumerate(w.leaf_desc):
             fx4 += f"    let v{j} = {f'fl{j}[i4]' if c == 'lin' else scalar_load(j, c, '0u')};\n"
         lanes = []

@@ -154,23 +154,24 @@ def test_fused_reduction_matches_eager_and_numpy(gpu_device, rng, poisoned_mallo
     dev = gpu_device
     fn = KINDS[kind][0]
     forms = AXES if not CI else [AXES[j] for j in rng.choice(len(AXES), 2, replace=False)]
-    for axis in forms:
+    for j, axis in enumerate(forms):
         kd = bool(rng.integers(2))
+        view = j % 2 == 0  # y a strided view at an offset (read in place), else contiguous (vec4)
         xh = _data(rng, dt, SHAPE)
         yfull = _data(rng, dt, SHAPE[:-1] + (2 * SHAPE[-1],))
-        yh = yfull[..., 1::2]  # a strided view at an offset: a leaf read in place
+        yh = yfull[..., 1::2] if view else np.ascontiguousarray(yfull[..., 1::2])
         want = np.asarray(fn(np, _expr(np, dt, kind, xh, yh), axis, kd))
         res = {}
         for on in (True, False):
             with pyaccel.fusion(on):
-                x, y = _up(dev, xh), _up(dev, yfull)[..., 1::2]
+                x, y = _up(dev, xh), (_up(dev, yfull)[..., 1::2] if view else _up(dev, yh))
                 t = _expr(pyaccel, dt, kind, x, y)
                 assert (t._lazy is not None) == on
                 f0 = F.STATS.get("fused_reductions", 0)
                 res[on] = fn(pyaccel, t, axis, kd).to_numpy()
                 fused = F.STATS.get("fused_reductions", 0) - f0
             assert fused == (_expect_fused(kind, dt, axis) if on else 0), (kind, dt, axis, fused)
-        _check(res[True], res[False], want, dt, f"{kind} axis={axis} keepdims={kd}")
+        _check(res[True], res[False], want, dt, f"{kind} axis={axis} keepdims={kd} view={view}")
 
 
 def test_sum_x_times_y_is_one_kernel_per_pass(gpu_device, rng) -> None:
@@ -254,3 +255,29 @@ def test_lazy_input_shared_and_written_after(gpu_device, rng) -> None:
     np.testing.assert_allclose(s.to_numpy(), np.sum(xh * yh), rtol=1e-4, atol=1e-4)
     assert m.to_numpy() == np.max(xh * yh)
     np.testing.assert_allclose(u, xh * yh + 1, rtol=1e-6)
+
+
+@pytest.mark.parametrize("layout", ["gpu", "software"])
+def test_both_kernel_layouts(gpu_device, rng, poisoned_malloc, monkeypatch, layout) -> None:
+    """The workgroup-tree layouts real GPUs run (``rows``, the 64-bit sum's ``rows``) and the
+    software ones (``seg``), forced on whatever device is here (gpu_kernels.LAYOUT)."""
+    dev = gpu_device
+    monkeypatch.setattr(GK, "LAYOUT", layout)
+    for kind, dt, axis in [("sum", "float32", None), ("sum", "float32", -1), ("max", "float32", -1),
+                           ("mean", "float32", (1, 2)), ("var", "float32", -1), ("sum", "int32", -1),
+                           ("sum", "bool", None), ("any", "float32", -1), ("argmax", "float32", -1),
+                           ("softmax", "float32", -1), ("min", "uint32", (1, 2))]:
+        fn = KINDS[kind][0]
+        shape = (3, 7, 1500)  # rows of 1500 (and 10500): the rows / seg layouts with a tail
+        xh, yfull = _data(rng, dt, shape), _data(rng, dt, shape[:-1] + (2 * shape[-1],))
+        for view in (True, False):  # y a view (scalar loads) or contiguous (vec4 loads)
+            yh = yfull[..., 1::2] if view else np.ascontiguousarray(yfull[..., 1::2])
+            want = np.asarray(fn(np, _expr(np, dt, kind, xh, yh), axis, False))
+            res = {}
+            for on in (True, False):
+                with pyaccel.fusion(on):
+                    x, y = _up(dev, xh), (_up(dev, yfull)[..., 1::2] if view else _up(dev, yh))
+                    f0 = F.STATS.get("fused_reductions", 0)
+                    res[on] = fn(pyaccel, _expr(pyaccel, dt, kind, x, y), axis, False).to_numpy()
+                    assert (F.STATS.get("fused_reductions", 0) > f0) == on
+            _check(res[True], res[False], want, dt, f"{kind} {dt} axis={axis} layout={layout} view={view}")
