@@ -1,7 +1,7 @@
 """Reductions that compute their lazy elementwise input in place (docs/fusion.md).
 
 The reduction families (``reduce.wgsl``, ``reduce64.wgsl``, ``argreduce.wgsl``,
-``softmax.wgsl``) read their input through one marked block of WGSL (``// <input>`` ...
+``softmax.wgsl``) and the scans (``scan.wgsl``: ``cumulative_sum`` / ``cumulative_prod``) read their input through one marked block of WGSL (``// <input>`` ...
 ``// </input>``: the input binding(s) and the load functions ``ld`` / ``ld4`` / ``ldw`` /
 ``ldw4``). When the input of a reduction is a lazy array (:mod:`.fusion`), the provider passes
 :func:`operand`'s :class:`FusedInput` where the input buffer would go, and
@@ -39,6 +39,7 @@ FAMILIES: dict[str, tuple[int, int, str]] = {
                        "fn ldw4(q: u32) -> vec4<u32> { return bitcast<vec4<u32>>(fx4(q)); }\n"),
     "argreduce": (5, 3, "fn ld(i: u32) -> T { return fx(i); }\n"),
     "softmax": (5, 3, "fn ld(i: u32) -> T { return fx(i); }\n"),
+    "scan": (4, 2, "fn ld(i: u32) -> T { return fx(i); }\n"),
 }
 _BLOCK = re.compile(r"// <input>.*?// </input>\n", re.S)
 

@@ -3,7 +3,7 @@
 The Array layer calls these with C-contiguous :class:`~pyaccel.device.Buffer` s whose
 elements are in the device storage type of a pyaccel ``DType`` (``dt.wgsl``: f32, f16,
 i32, u32; bool is u32 0/1); the reductions (``reduce_axis``, ``mean_axis``, ``var_axis``,
-``sum64_axis``, ``softmax_rows``, ``logsumexp_rows``) also take a
+``sum64_axis``, ``softmax_rows``, ``logsumexp_rows``, ``cumsum_axis``) also take a
 :class:`~pyaccel.ops.fusion_reduce.FusedInput` (a lazy elementwise tree) as x, which
 :func:`_dispatch` computes in place of the family's ``// <input>`` block. Every function only *records* dispatches on the device's
 open encoder (no sync) and returns a fresh buffer from ``device.malloc``; temporaries
@@ -537,7 +537,7 @@ def var_axis(device: Device, x: Buffer | FusedInput, dt: DType, outer: int, n: i
 # ---------------------------------------------------------------------------
 # cumulative sum
 # ---------------------------------------------------------------------------
-def _scan_into(device: Device, x: Buffer, T: str, A: str, R: str, outer: int, n: int,
+def _scan_into(device: Device, x: Buffer | FusedInput, T: str, A: str, R: str, outer: int, n: int,
                inner: int, inc: int, out: Buffer, op: int = 0) -> None:
     """Record the inclusive scan of (outer, n, inner) along n into out (outer, n+inc, inner);
     ``op`` 0 sums, 1 products (scan.wgsl's OP; the tile totals are reduce.wgsl's sum / prod)."""
@@ -563,14 +563,15 @@ def _scan_into(device: Device, x: Buffer, T: str, A: str, R: str, outer: int, n:
     params = pack("9I12x", outer, n, inner, chunk, nchunks, total, m, inc, int(offs is not None))
     grid = _groups(device, total) if mode == "rows" else _threads(device, total)
     _dispatch(device, "scan", {"T": T, "A": A, "R": R}, mode,
-              [(0, x), (1, offs if offs is not None else x), (2, out)], params, 3, grid,
+              [(0, x), (1, offs if offs is not None else (x.stand_in if isinstance(x, FusedInput) else x)),
+               (2, out)], params, 3, grid,
               {"ITEMS": _SCAN_ITEMS, "OP": op})
     if offs is not None:
         offs.free()
 
 
 @_locked
-def cumsum_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: int,
+def cumsum_axis(device: Device, x: Buffer | FusedInput, dt: DType, outer: int, n: int, inner: int,
                 include_initial: bool = False, out_dt: DType | None = None,
                 op: str = "sum") -> Buffer:
     """Cumulative sum (``op="prod"``: product) along n of x viewed as (outer, n, inner)

@@ -665,7 +665,7 @@ class WgslOps:
                           "add" if op == "sum" else "multiply")
             return reshape(r, tuple(shape))
         wide = _NARROW_WIDE.get(dtype, dtype)
-        buf = _gk.cumsum_axis(x.device, x._buf, x.dtype, outer, n, inner,
+        buf = _gk.cumsum_axis(x.device, _fr.operand(x, "scan"), x.dtype, outer, n, inner,
                               include_initial=bool(include_initial), out_dt=wide, op=op)
         r = Array._new(buf, tuple(shape), wide, x.device)
         return r if wide is dtype else self.astype(r, dtype)
