@@ -14,6 +14,11 @@ evaluation (recording + the device's work + ``device.synchronize()``), for
   built-in ``exp``; ``raw_f_exp``: the same kernel calling pyaccel's own ``f_exp``
   (ew_float.wgsl: NumPy's results for NaN/inf, 1-2 ulp), to separate fusion from the exp.
 
+``sum(x * y)`` at the same size: fused (the reduction's first pass computes ``x * y``), eager,
+and ``raw``: a hand-fused wgpu-py reduction (one kernel reading x and y with vec4 loads, a
+contiguous run per thread into four accumulators, as pyaccel's ``seg`` layout, then a
+one-thread kernel adding the 4096 partials);
+
 plus dispatches per chain (``device.memory_stats()["dispatches"]``), and the MLP demo
 forward (examples/mlp.py, batch 256, width 512) and examples/heat_diffusion.py (256 x 256,
 20 steps) with fusion on vs off. Writes ``benchmarks/results/fusion.json``.
@@ -109,6 +114,104 @@ class Raw:
         return np.frombuffer(self.wd.queue.read_buffer(self.ob), dtype=np.float32)
 
 
+RAW_DOT_SRC = """
+const TH: u32 = {threads}u;
+@group(0) @binding(0) var<storage, read_write> part: array<f32>;
+@group(0) @binding(1) var<storage, read> xs: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> ys: array<vec4<f32>>;
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
+    let t = gid.x;
+    let n4 = arrayLength(&xs);
+    let per = (n4 + TH - 1u) / TH;  // a contiguous run of vec4s per thread (streams on a CPU)
+    let hi = min(t * per + per, n4);
+    var a = vec4<f32>(0.0);
+    var b = vec4<f32>(0.0);
+    var c = vec4<f32>(0.0);
+    var d = vec4<f32>(0.0);
+    var q = t * per;
+    for (; q + 3u < hi; q += 4u) {{  // four independent accumulators (as reduce.wgsl's seg)
+        a += xs[q] * ys[q];
+        b += xs[q + 1u] * ys[q + 1u];
+        c += xs[q + 2u] * ys[q + 2u];
+        d += xs[q + 3u] * ys[q + 3u];
+    }}
+    for (; q < hi; q += 1u) {{ a += xs[q] * ys[q]; }}
+    let s = (a + b) + (c + d);
+    part[t] = (s.x + s.y) + (s.z + s.w);
+}}
+"""
+RAW_DOT_FINISH = """
+const TH: u32 = {threads}u;
+@group(0) @binding(0) var<storage, read_write> total: array<f32>;
+@group(0) @binding(1) var<storage, read> parts: array<f32>;
+@compute @workgroup_size(1)
+fn finish() {{
+    var s = 0.0;
+    for (var i = 0u; i < TH; i += 1u) {{ s += parts[i]; }}
+    total[0] = s;
+}}
+"""
+
+
+class RawDot:
+    """sum(x * y) hand-fused: one kernel reads x and y (vec4, a contiguous run and a partial
+    per thread), a one-thread kernel adds the partials; both in one pass, then submit and wait."""
+
+    THREADS = 4096
+
+    def __init__(self, dev: Any, x: Any, y: Any) -> None:
+        import wgpu
+
+        self.dev = dev
+        self.wd = wd = xw.wgpu_device(dev)
+        n = x.size
+        assert n % 4 == 0 and n // 4 >= 2 * self.THREADS
+        usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC
+        self.part = wd.create_buffer(size=self.THREADS * 4, usage=usage)
+        self.out = wd.create_buffer(size=16, usage=usage)
+        mod1 = wd.create_shader_module(code=RAW_DOT_SRC.format(threads=self.THREADS))
+        mod2 = wd.create_shader_module(code=RAW_DOT_FINISH.format(threads=self.THREADS))
+        self.p1 = wd.create_compute_pipeline(layout="auto", compute={"module": mod1, "entry_point": "main"})
+        self.p2 = wd.create_compute_pipeline(layout="auto", compute={"module": mod2, "entry_point": "finish"})
+
+        def res(b: Any, size: int) -> dict:
+            return {"buffer": b, "offset": 0, "size": size}
+        self.g1 = wd.create_bind_group(layout=self.p1.get_bind_group_layout(0), entries=[
+            {"binding": 0, "resource": res(self.part, self.THREADS * 4)},
+            {"binding": 1, "resource": res(xw.as_wgpu_buffer(x), n * 4)},
+            {"binding": 2, "resource": res(xw.as_wgpu_buffer(y), n * 4)}])
+        self.g2 = wd.create_bind_group(layout=self.p2.get_bind_group_layout(0), entries=[
+            {"binding": 0, "resource": res(self.out, 16)},
+            {"binding": 1, "resource": res(self.part, self.THREADS * 4)}])
+
+    def __call__(self) -> None:
+        enc = self.wd.create_command_encoder()
+        p = enc.begin_compute_pass()
+        p.set_pipeline(self.p1)
+        p.set_bind_group(0, self.g1)
+        p.dispatch_workgroups(self.THREADS // 256, 1, 1)
+        p.set_pipeline(self.p2)
+        p.set_bind_group(0, self.g2)
+        p.dispatch_workgroups(1, 1, 1)
+        p.end()
+        self.wd.queue.submit([enc.finish()])
+        self.dev.synchronize()
+
+    def result(self) -> np.ndarray:
+        self()
+        return np.frombuffer(self.wd.queue.read_buffer(self.out), dtype=np.float32)[:1]
+
+
+def _dot(dev: Any, x: Any, y: Any, on: bool) -> Any:
+    def run() -> Any:
+        with pyaccel.fusion(on):
+            s = pyaccel.sum(x * y)
+        dev.synchronize()
+        return s
+    return run
+
+
 def _eval(dev: Any, fn: Any, x: Any, on: bool) -> Any:
     def run() -> Any:
         with pyaccel.fusion(on):
@@ -164,6 +267,29 @@ def main(argv: list[str] | None = None) -> int:
               f"raw {med['raw'] * 1e3:8.2f} ms |{extra} fused/raw {row['fused_over_raw']:.2f}x  "
               f"eager/raw {row['eager_over_raw']:.2f}x  eager/fused {row['eager_over_fused']:.2f}x | "
               f"dispatches fused {disp['fused']} eager {disp['eager']}")
+
+    # sum(x * y): the reduction computes x * y in its first pass (fusion_reduce.py)
+    yh = rng.uniform(-1, 1, n).astype(np.float32)
+    y = pyaccel.asarray(yh, device=dev)
+    variants = {"fused": _dot(dev, x, y, True), "eager": _dot(dev, x, y, False), "raw": RawDot(dev, x, y)}
+    want = float(np.dot(xh.astype(np.float64), yh))
+    for label, v in variants.items():
+        got = v.result() if isinstance(v, RawDot) else v().to_numpy()
+        np.testing.assert_allclose(float(np.asarray(got).reshape(-1)[0]), want, rtol=1e-3, atol=0.5,
+                                   err_msg=label)
+    disp = {"fused": _dispatches(dev, variants["fused"], True),
+            "eager": _dispatches(dev, variants["eager"], False), "raw": 2}
+    t = interleaved(variants, rounds)
+    med = {k: median(v) for k, v in t.items()}
+    row = {"case": "sum(x*y)", "n": n, **{f"{k}_s": med[k] for k in med},
+           "fused_over_raw": med["fused"] / med["raw"], "eager_over_raw": med["eager"] / med["raw"],
+           "eager_over_fused": med["eager"] / med["fused"],
+           **{f"dispatches_{k}": v for k, v in disp.items()}}
+    rows.append(row)
+    print(f"{'sum(x*y)':8s} fused {med['fused'] * 1e3:8.2f} ms  eager {med['eager'] * 1e3:8.2f} ms  "
+          f"raw {med['raw'] * 1e3:8.2f} ms | fused/raw {row['fused_over_raw']:.2f}x  "
+          f"eager/raw {row['eager_over_raw']:.2f}x  eager/fused {row['eager_over_fused']:.2f}x | "
+          f"dispatches fused {disp['fused']} eager {disp['eager']} raw 2")
 
     # the MLP demo forward and heat diffusion, fusion on vs off
     import heat_diffusion

@@ -25,7 +25,10 @@ struct Params {
     _pad1: u32,
 }
 
+// <input> the elements; ops/fusion_reduce.py replaces this block by a lazy elementwise tree
 @group(0) @binding(0) var<storage, read> x: array<T>;
+fn ld(i: u32) -> T { return x[i]; }
+// </input>
 @group(0) @binding(1) var<storage, read> idx_in: array<u32>;
 @group(0) @binding(2) var<storage, read_write> out_val: array<A>;
 @group(0) @binding(3) var<storage, read_write> out_idx: array<u32>;
@@ -85,7 +88,7 @@ fn rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var bv = identity();
     var bi = 0xffffffffu;
     for (var k = start + lid; k < end; k += WG) {
-        let v = A(x[base + k]);
+        let v = A(ld(base + k));
         let ii = index_of(base + k, k);
         if better(bv, bi, v, ii) {
             bv = v;
@@ -129,7 +132,7 @@ fn cols(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     var bv = identity();
     var bi = 0xffffffffu;
     for (var k = start; k < end; k += 1u) {
-        let v = A(x[i]);
+        let v = A(ld(i));
         let ii = index_of(i, k);
         if better(bv, bi, v, ii) {
             bv = v;

@@ -18,6 +18,9 @@ recomputed inside each consumer's kernel while its tree has at most :data:`RECOM
 ops; a bigger one is materialised when its second consumer is made. Inside one kernel a node
 reached twice is computed once.
 
+Reductions consume a lazy input without materialising it (:mod:`.fusion_reduce`: the
+reduction kernel computes the tree from :func:`_walk` / :func:`_compute`).
+
 Generated kernels are cached per device by structure (:func:`_collect`'s key: the trees'
 expressions, compute types, operand conversions, input storage types and layout classes
 ``lin`` / ``s0`` (one element broadcast) / ``bc`` (broadcast with strides), the vec4 mode);
@@ -326,9 +329,54 @@ class _Kernel:
         self.src = src
 
 
-def _collect(root: Array) -> tuple[_Kernel, list[Any], list[_Scalar], tuple]:
-    """Walk the lazy tree of ``root``: the cached kernel, the leaf buffers (binding order),
-    the scalars and (collapsed shape, strides of the ``bc`` leaves)."""
+class _Walk:
+    """One lazy tree walked (:func:`_walk`): its nodes in evaluation order, the leaf buffers
+    (binding order) with their storage types / layout classes / strides / offsets, the
+    scalars, the ``bc`` leaves and the collapsed iteration shape and strides."""
+
+    __slots__ = ("nodes", "leaves", "leaf_desc", "leaf_off", "scalars", "bc", "cshape", "cst", "shape",
+                 "dt")
+
+    def __init__(self, nodes: list[tuple], leaves: list[Any], leaf_desc: list[tuple[str, str]],
+                 leaf_off: list[int], scalars: list[_Scalar], bc: list[int], cshape: list[int],
+                 cst: list[list[int]], shape: tuple[int, ...], dt: DType) -> None:
+        self.nodes = nodes
+        self.leaves = leaves
+        self.leaf_desc = leaf_desc
+        self.leaf_off = leaf_off
+        self.scalars = scalars
+        self.bc = bc
+        self.cshape = cshape
+        self.cst = cst
+        self.shape = shape
+        self.dt = dt
+
+    def key(self) -> tuple:
+        """The structure (never values): nodes, leaf types and classes, scalar types, the
+        result type and the ``bc`` leaves."""
+        return (tuple(self.nodes), tuple(self.leaf_desc), tuple(s.tag for s in self.scalars), self.dt.wgsl,
+                tuple(self.bc))
+
+    def sizes(self) -> tuple[int, int]:
+        """(ns4, nst): vec4 slots of the scalars and of the ``bc`` strides in the uniform block."""
+        return max(1, -(-len(self.scalars) // 4)), max(1, 3 * len(self.bc))
+
+    def param_words(self, ns4: int, nst: int) -> list[int]:
+        """The uniform block (``Params`` of :func:`_source`): n, nd, pa = 0, pb = 0, the
+        collapsed shape, the scalars' bits, the ``bc`` leaves' strides and offsets."""
+        cshape = self.cshape
+        shp = list(cshape) + [1] * (8 - len(cshape))
+        words = [prod(self.shape), len(cshape), 0, 0, *shp]
+        sw = [_k.scalar_bits(s.value, s.dtype) for s in self.scalars]
+        words += sw + [0] * (4 * ns4 - len(sw))
+        for st, off in zip(self.cst, [self.leaf_off[j] for j in self.bc], strict=True):
+            words += list(st) + [0] * (8 - len(st)) + [off, 0, 0, 0]
+        words += [0] * (4 * nst - 12 * len(self.bc))
+        return words
+
+
+def _walk(root: Array) -> _Walk:
+    """Walk the lazy tree of ``root`` (a node reached twice is computed once)."""
     shape = root._shape
     n = prod(shape)
     leaf_ix: dict[tuple, int] = {}
@@ -385,23 +433,32 @@ def _collect(root: Array) -> tuple[_Kernel, list[Any], list[_Scalar], tuple]:
         cshape, cst = _k.collapse(list(shape), [list(leaf_st[j]) for j in bc])
     else:
         cshape, cst = ([n] if n != 1 else []), []
+    return _Walk(nodes, leaves, leaf_desc, leaf_off, scalars, bc, list(cshape), [list(c) for c in cst],
+                 shape, root._dtype)
+
+
+def _collect(root: Array) -> tuple[_Kernel, list[Any], list[_Scalar], tuple]:
+    """Walk the lazy tree of ``root``: the cached kernel, the leaf buffers (binding order),
+    the scalars and (collapsed shape, strides of the ``bc`` leaves)."""
+    w = _walk(root)
+    n = prod(root._shape)
+    bc, leaf_desc, leaves = w.bc, w.leaf_desc, w.leaves
     vec = (not bc and n % 4 == 0 and n >= _k.VEC_MIN
            and all(c != "lin" or b.nbytes % 16 == 0 for (_, c), b in zip(leaf_desc, leaves, strict=True)))
-    key = (tuple(nodes), tuple(leaf_desc), tuple(s.tag for s in scalars), root._dtype.wgsl, vec,
+    key = (tuple(w.nodes), tuple(leaf_desc), tuple(s.tag for s in w.scalars), root._dtype.wgsl, vec,
            tuple(bc))
     dev = root._lazy.dev  # type: ignore[union-attr]
     cache = dev.memo("fusion_kernels", _KERNEL_CACHE)
     kern = cache.get(key)
     if kern is None:
-        ns4 = max(1, -(-len(scalars) // 4))
-        nst = max(1, 3 * len(bc))
-        src = _source(nodes, leaf_desc, [s.tag for s in scalars], root._dtype.wgsl, vec, bc, ns4, nst)
+        ns4, nst = w.sizes()
+        src = _source(w.nodes, leaf_desc, [s.tag for s in w.scalars], root._dtype.wgsl, vec, bc, ns4, nst)
         pipe = launch.pipeline(dev.impl, src, "main", None, "fused_elementwise")
         kern = cache.put(key, _Kernel(pipe, vec, ns4, nst, src))
         STATS["kernels_compiled"] += 1
     else:
         cache.move_to_end(key)
-    return kern, leaves, scalars, (cshape, [tuple(c) for c in cst], [leaf_off[j] for j in bc])
+    return kern, leaves, w.scalars, (w.cshape, [tuple(c) for c in w.cst], [w.leaf_off[j] for j in bc])
 
 
 def _view_strides(vshape: tuple[int, ...], vst: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -415,9 +472,12 @@ _LIBS = (("f_", "ew_float", "f32"), ("i_", "ew_sint", "i32"), ("u_", "ew_uint", 
 _T = re.compile(r"\bT\b")
 
 
-def _source(nodes: list[tuple], leaf_desc: list[tuple[str, str]], stags: list[str], out_wgsl: str,
-            vec: bool, bc: list[int], ns4: int, nst: int) -> str:
-    """WGSL of a fused kernel (see the module docstring)."""
+def _compute(nodes: list[tuple], leaf_desc: list[tuple[str, str]], out_wgsl: str,
+             opaque_last: bool = False) -> str:
+    """WGSL of a tree's functions: the ``ew_*`` libraries it calls, one function per row and
+    ``compute(a0, a1, ...)`` (leaf values in, the root's value out). Every f32 node but the
+    root goes through the opaque ``p.pa`` round trip (no FMA contraction across nodes); the
+    root too with ``opaque_last`` (a consumer inside the same kernel: a reduction)."""
     fns: dict[tuple, str] = {}
     fn_src: list[str] = []
     libs: set[str] = set()
@@ -445,7 +505,7 @@ def _source(nodes: list[tuple], leaf_desc: list[tuple[str, str]], stags: list[st
                 raw, tag = f"n{ref[1]}", nodes[ref[1]][0][2]
             args.append(_k._convert(raw, tag, conv))
         call = f"{fns[fn]}({', '.join(args)})"
-        if fn[2] == "f32" and k != len(nodes) - 1:
+        if fn[2] == "f32" and (opaque_last or k != len(nodes) - 1):
             # an opaque round trip (p.pa is 0, unknown to the compiler): the value is the
             # rounded f32 the eager kernel stores, never contracted with its consumer into an
             # FMA (lavapipe does contract x * a + y otherwise: 1 ulp off in a third of them)
@@ -459,6 +519,25 @@ def _source(nodes: list[tuple], leaf_desc: list[tuple[str, str]], stags: list[st
     for _pfx, lib, t in _LIBS:
         if lib in libs:
             lib_src += _T.sub(t, launch.wgsl_source(lib)) + "\n"
+    return lib_src + "\n".join(fn_src) + "\n" + compute
+
+
+# the element offset of flat index i in ``bc`` leaf j (collapsed shape and strides in p)
+_BC_OFF = (
+    "fn bc_off(i: u32, j: u32) -> u32 {\n"
+    "    var rem = i;\n    var o = p.st[j * 3u + 2u].x;\n"
+    "    for (var d = i32(p.nd) - 1; d >= 0; d = d - 1) {\n"
+    "        let du = u32(d);\n"
+    "        let s = p.shape[du / 4u][du % 4u];\n"
+    "        o = o + i32(rem % s) * p.st[j * 3u + du / 4u][du % 4u];\n"
+    "        rem = rem / s;\n    }\n    return u32(o);\n}\n"
+)
+
+
+def _source(nodes: list[tuple], leaf_desc: list[tuple[str, str]], stags: list[str], out_wgsl: str,
+            vec: bool, bc: list[int], ns4: int, nst: int) -> str:
+    """WGSL of a fused kernel (see the module docstring)."""
+    body = _compute(nodes, leaf_desc, out_wgsl)
     decl = []
     for j, (t, c) in enumerate(leaf_desc):
         ty = f"vec4<{t}>" if vec and c == "lin" else t
@@ -473,15 +552,7 @@ def _source(nodes: list[tuple], leaf_desc: list[tuple[str, str]], stags: list[st
         "@group(0) @binding(1) var<uniform> p: Params;\n" + "\n".join(decl) + "\n"
     )
     if bc:
-        head += (
-            "fn bc_off(i: u32, j: u32) -> u32 {\n"
-            "    var rem = i;\n    var o = p.st[j * 3u + 2u].x;\n"
-            "    for (var d = i32(p.nd) - 1; d >= 0; d = d - 1) {\n"
-            "        let du = u32(d);\n"
-            "        let s = p.shape[du / 4u][du % 4u];\n"
-            "        o = o + i32(rem % s) * p.st[j * 3u + du / 4u][du % 4u];\n"
-            "        rem = rem / s;\n    }\n    return u32(o);\n}\n"
-        )
+        head += _BC_OFF
     main = ("@compute @workgroup_size(WG)\n"
             "fn main(@builtin(global_invocation_id) gid: vec3<u32>, "
             "@builtin(num_workgroups) nwg: vec3<u32>) {\n"
@@ -502,7 +573,7 @@ def _source(nodes: list[tuple], leaf_desc: list[tuple[str, str]], stags: list[st
             ix = "q" if c == "lin" else "0u" if c == "s0" else f"bc_off(q, {bcj[j]}u)"
             main += f"    let v{j} = x{j}[{ix}];\n"
         main += f"    out[q] = compute({', '.join(f'v{j}' for j in range(len(leaf_desc)))});\n}}\n"
-    return lib_src + head + "\n".join(fn_src) + "\n" + compute + main
+    return head + body + main
 
 
 __all__ = ["ENV", "FUSABLE", "MAX_OPS", "RECOMPUTE_OPS", "STATS", "before_write", "defer", "enabled",

@@ -2,7 +2,10 @@
 
 The Array layer calls these with C-contiguous :class:`~pyaccel.device.Buffer` s whose
 elements are in the device storage type of a pyaccel ``DType`` (``dt.wgsl``: f32, f16,
-i32, u32; bool is u32 0/1). Every function only *records* dispatches on the device's
+i32, u32; bool is u32 0/1); the reductions (``reduce_axis``, ``mean_axis``, ``var_axis``,
+``sum64_axis``, ``softmax_rows``, ``logsumexp_rows``, ``cumsum_axis``) also take a
+:class:`~pyaccel.ops.fusion_reduce.FusedInput` (a lazy elementwise tree) as x, which
+:func:`_dispatch` computes in place of the family's ``// <input>`` block. Every function only *records* dispatches on the device's
 open encoder (no sync) and returns a fresh buffer from ``device.malloc``; temporaries
 are freed right after recording (the pool keeps them alive for queued work).
 
@@ -70,6 +73,7 @@ from ..capabilities import Capability
 from ..device import Buffer, Device
 from ..dtypes import MULTI_LANE, DType, bool_, float32, int32
 from ..errors import OutOfDeviceMemoryError, UnsupportedDTypeError
+from .fusion_reduce import FusedInput
 from .launch import grid_1d, lock_held, pack, pipeline, specialize, wgsl_source
 
 WG = 256
@@ -164,7 +168,7 @@ def _source(family: str, **aliases: str) -> str:
 
 
 def _dispatch(device: Device, family: str, aliases: dict[str, str], entry: str,
-              bindings: Sequence[tuple[int, Buffer]], params: bytes, params_binding: int,
+              bindings: Sequence[tuple[int, Buffer | FusedInput]], params: bytes, params_binding: int,
               workgroups: tuple[int, int, int], constants: dict[str, float] | None = None) -> None:
     """Record one dispatch binding buffers at explicit binding numbers (entry points of a
     family use different subsets of its bindings, so they are not always 0..k-1)."""
@@ -177,8 +181,12 @@ def _dispatch(device: Device, family: str, aliases: dict[str, str], entry: str,
                              workgroups, constants)
     impl = device.impl
     src = _source(family, **aliases)
-    pipe = pipeline(impl, src, entry, constants, f"{family}.{entry}")
-    entries = []
+    entries: list[tuple] = []
+    fused = next((buf for _, buf in bindings if isinstance(buf, FusedInput)), None)
+    if fused is not None:  # a lazy input computed in place (ops/fusion_reduce.py)
+        src = fused.bind(device, family, aliases, src, entries)
+        bindings = [(b, buf) for b, buf in bindings if buf is not fused]
+    pipe = pipeline(impl, src, entry, constants, f"{family}.{entry}" + ("+fused" if fused else ""))
     for b, buf in bindings:
         h = buf.handle
         # 16-byte multiple (vec4 views of a buffer), within the pooled allocation
@@ -329,7 +337,7 @@ def _plan_free(device: Device, outer: int, n: int, inner: int) -> tuple[str, int
     return ("cols4" if inner % 4 == 0 else "cols"), _cdiv(n, chunk), chunk
 
 
-def _reduce_pass(device: Device, x: Buffer, T: str, A: str, R: str, outer: int, n: int,
+def _reduce_pass(device: Device, x: Buffer | FusedInput, T: str, A: str, R: str, outer: int, n: int,
                  inner: int, mode: str, nchunks: int, chunk: int, code: int,
                  scale: float = 1.0, aux: Buffer | None = None, id_min: int = 0,
                  id_max: int = 0) -> Buffer:
@@ -339,7 +347,7 @@ def _reduce_pass(device: Device, x: Buffer, T: str, A: str, R: str, outer: int, 
     if count == 0:
         return out
     consts = {"OP": code, "A_FLOAT": 1.0 if A == "f32" else 0.0}
-    aux = aux if aux is not None else x
+    aux = aux if aux is not None else (x.stand_in if isinstance(x, FusedInput) else x)
     if mode == "rows":
         total = outer * nchunks
         consts["WG"] = _rows_wg(n)
@@ -362,7 +370,7 @@ def _reduce_pass(device: Device, x: Buffer, T: str, A: str, R: str, outer: int, 
     return out
 
 
-def _reduce(device: Device, x: Buffer, T: str, A: str, R: str, outer: int, n: int, inner: int,
+def _reduce(device: Device, x: Buffer | FusedInput, T: str, A: str, R: str, outer: int, n: int, inner: int,
             code: int, scale: float = 1.0, aux: Buffer | None = None) -> Buffer:
     """Multi-pass reduction of (outer, n, inner) over n -> (outer, inner) in type R."""
     id_min = _ident_bits(A, False) if code != 5 else 1
@@ -392,7 +400,7 @@ def _plan64(device: Device, outer: int, n: int, inner: int, wide: bool) -> tuple
 
 
 @_locked
-def sum64_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: int) -> Buffer:
+def sum64_axis(device: Device, x: Buffer | FusedInput, dt: DType, outer: int, n: int, inner: int) -> Buffer:
     """Sum over n of integer (or bool) x viewed as (outer, n, inner), accumulated in 64 bits:
     (outer, inner) elements as vec2<u32> (int64 / uint64 storage; the bits are the same for
     both), wrapping modulo 2**64 like NumPy. ``dt``: bool, int8..int64 or uint8..uint64
@@ -428,12 +436,12 @@ def sum64_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: 
         cur, owned, wide, signed, n = out, True, True, False, nchunks
 
 
-def _argreduce(device: Device, x: Buffer, T: str, outer: int, n: int, inner: int,
+def _argreduce(device: Device, x: Buffer | FusedInput, T: str, outer: int, n: int, inner: int,
                is_max: bool) -> Buffer:
     A = "f32" if T == "f16" else T
     consts: dict[str, float] = {"IS_MAX": float(is_max), "A_FLOAT": float(A == "f32")}
     id_bits = _ident_bits(A, is_max)
-    cur, cur_idx, cur_t = x, x, T
+    cur, cur_idx, cur_t = x, (x.stand_in if isinstance(x, FusedInput) else x), T
     has_idx = False
     while True:
         mode, nchunks, chunk = _plan_free(device, outer, n, inner)
@@ -461,7 +469,7 @@ def _argreduce(device: Device, x: Buffer, T: str, outer: int, n: int, inner: int
 
 
 @_locked
-def reduce_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: int, op: str,
+def reduce_axis(device: Device, x: Buffer | FusedInput, dt: DType, outer: int, n: int, inner: int, op: str,
                 out_dt: DType | None = None) -> Buffer:
     """Reduce x viewed as (outer, n, inner) over n; returns (outer, inner) elements.
 
@@ -495,7 +503,7 @@ def reduce_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner:
 
 
 @_locked
-def mean_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: int,
+def mean_axis(device: Device, x: Buffer | FusedInput, dt: DType, outer: int, n: int, inner: int,
               out_dt: DType | None = None) -> Buffer:
     """Arithmetic mean over n of x viewed as (outer, n, inner) (f32 accumulation).
 
@@ -511,7 +519,7 @@ def mean_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: i
 
 
 @_locked
-def var_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: int,
+def var_axis(device: Device, x: Buffer | FusedInput, dt: DType, outer: int, n: int, inner: int,
              correction: float = 0.0, out_dt: DType | None = None) -> Buffer:
     """Variance over n of x viewed as (outer, n, inner): two passes (the mean, then the sum
     of squared deviations from it, divided by ``n - correction``), in f32.
@@ -536,7 +544,7 @@ def var_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: in
 # ---------------------------------------------------------------------------
 # cumulative sum
 # ---------------------------------------------------------------------------
-def _scan_into(device: Device, x: Buffer, T: str, A: str, R: str, outer: int, n: int,
+def _scan_into(device: Device, x: Buffer | FusedInput, T: str, A: str, R: str, outer: int, n: int,
                inner: int, inc: int, out: Buffer, op: int = 0) -> None:
     """Record the inclusive scan of (outer, n, inner) along n into out (outer, n+inc, inner);
     ``op`` 0 sums, 1 products (scan.wgsl's OP; the tile totals are reduce.wgsl's sum / prod)."""
@@ -562,14 +570,15 @@ def _scan_into(device: Device, x: Buffer, T: str, A: str, R: str, outer: int, n:
     params = pack("9I12x", outer, n, inner, chunk, nchunks, total, m, inc, int(offs is not None))
     grid = _groups(device, total) if mode == "rows" else _threads(device, total)
     _dispatch(device, "scan", {"T": T, "A": A, "R": R}, mode,
-              [(0, x), (1, offs if offs is not None else x), (2, out)], params, 3, grid,
+              [(0, x), (1, offs if offs is not None else (x.stand_in if isinstance(x, FusedInput) else x)),
+               (2, out)], params, 3, grid,
               {"ITEMS": _SCAN_ITEMS, "OP": op})
     if offs is not None:
         offs.free()
 
 
 @_locked
-def cumsum_axis(device: Device, x: Buffer, dt: DType, outer: int, n: int, inner: int,
+def cumsum_axis(device: Device, x: Buffer | FusedInput, dt: DType, outer: int, n: int, inner: int,
                 include_initial: bool = False, out_dt: DType | None = None,
                 op: str = "sum") -> Buffer:
     """Cumulative sum (``op="prod"``: product) along n of x viewed as (outer, n, inner)
@@ -966,7 +975,7 @@ def sort_wide(device: Device, keys: Buffer, idx: Buffer, dt: DType, rows: int, n
 # ---------------------------------------------------------------------------
 # softmax / logsumexp
 # ---------------------------------------------------------------------------
-def _rowwise(device: Device, x: Buffer, dt: DType, rows: int, n: int, entry: str) -> Buffer:
+def _rowwise(device: Device, x: Buffer | FusedInput, dt: DType, rows: int, n: int, entry: str) -> Buffer:
     _check_gpu(device, entry)
     _dims(entry, rows=rows, n=n)
     T = _wgsl(device, dt, entry)
@@ -1008,13 +1017,13 @@ def _rowwise(device: Device, x: Buffer, dt: DType, rows: int, n: int, entry: str
 
 
 @_locked
-def softmax_rows(device: Device, x: Buffer, dt: DType, rows: int, n: int) -> Buffer:
+def softmax_rows(device: Device, x: Buffer | FusedInput, dt: DType, rows: int, n: int) -> Buffer:
     """Softmax of each row of x (rows, n): exp(x - max) / sum(exp(x - max)), f32 math."""
     return _rowwise(device, x, dt, rows, n, "softmax")
 
 
 @_locked
-def logsumexp_rows(device: Device, x: Buffer, dt: DType, rows: int, n: int) -> Buffer:
+def logsumexp_rows(device: Device, x: Buffer | FusedInput, dt: DType, rows: int, n: int) -> Buffer:
     """log(sum(exp(x))) of each row of x (rows, n), max-shifted; returns (rows,) elements.
 
     An empty or all -inf row gives -inf; a row with +inf (and no NaN) gives +inf.

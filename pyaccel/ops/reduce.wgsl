@@ -41,12 +41,17 @@ struct Params {
     _pad2: u32,
 }
 
+// <input> the elements reduced; ops/fusion_reduce.py replaces this block by a lazy
+// elementwise tree computed in place (ld / ld4 then compute it from the tree's leaves)
 @group(0) @binding(0) var<storage, read> x: array<T>;
+// the same buffer as x, read 4 elements at a time (16-byte aligned runs)
+@group(0) @binding(4) var<storage, read> x4: array<vec4<T>>;
+fn ld(i: u32) -> T { return x[i]; }
+fn ld4(i4: u32) -> vec4<T> { return x4[i4]; }
+// </input>
 @group(0) @binding(1) var<storage, read> aux: array<A>;
 @group(0) @binding(2) var<storage, read_write> out: array<R>;
 @group(0) @binding(3) var<uniform> P: Params;
-// the same buffer as x, read 4 elements at a time (16-byte aligned runs)
-@group(0) @binding(4) var<storage, read> x4: array<vec4<T>>;
 
 var<workgroup> sh: array<A, WG>;
 
@@ -82,7 +87,7 @@ fn combine(a: A, b: A) -> A {
 
 // Element i of x as an accumulator value; col indexes aux (the centre for OP 6).
 fn load(i: u32, col: u32) -> A {
-    let v = x[i];
+    let v = ld(i);
     switch OP {
         case 4u, 5u: { return select(A(1), A(0), v == T(0)); }  // NaN counts as true
         case 6u: {
@@ -105,7 +110,7 @@ fn combine4(a: vec4<A>, b: vec4<A>) -> vec4<A> {
 
 // Elements 4 i4 .. 4 i4 + 3 of x; centre: the aux values of their columns (OP 6).
 fn load4(i4: u32, centre: vec4<A>) -> vec4<A> {
-    let v = x4[i4];
+    let v = ld4(i4);
     switch OP {
         case 4u, 5u: { return select(vec4<A>(A(1)), vec4<A>(A(0)), v == vec4<T>(T(0))); }
         case 6u: {

@@ -32,11 +32,16 @@ struct Params {
     _pad1: u32,
 }
 
+// <input> the words summed; ops/fusion_reduce.py replaces this block by a lazy 32-bit
+// elementwise tree computed in place (never WIDE)
 @group(0) @binding(0) var<storage, read> x: array<u32>;
-@group(0) @binding(1) var<storage, read_write> out: array<vec2<u32>>;
-@group(0) @binding(2) var<uniform> P: Params;
 // the same buffer as x, 4 words at a time (16-byte aligned runs)
 @group(0) @binding(3) var<storage, read> x4: array<vec4<u32>>;
+fn ldw(i: u32) -> u32 { return x[i]; }
+fn ldw4(q: u32) -> vec4<u32> { return x4[q]; }
+// </input>
+@group(0) @binding(1) var<storage, read_write> out: array<vec2<u32>>;
+@group(0) @binding(2) var<uniform> P: Params;
 
 var<workgroup> sh: array<vec2<u32>, WG>;
 
@@ -48,9 +53,9 @@ fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
 // Element i of x as (low word, high word).
 fn load(i: u32) -> vec2<u32> {
     if WIDE {
-        return vec2<u32>(x[2u * i], x[2u * i + 1u]);
+        return vec2<u32>(ldw(2u * i), ldw(2u * i + 1u));
     }
-    let w = x[i];
+    let w = ldw(i);
     return vec2<u32>(w, select(0u, bitcast<u32>(bitcast<i32>(w) >> 31u), SIGNED));
 }
 
@@ -119,11 +124,11 @@ fn rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var q = a0 / e4 + lid;
     let q1 = a1 / e4;
     for (; q + WG < q1; q += 2u * WG) {  // two loads in flight per thread
-        acc = add4(acc, x4[q]);
-        accb = add4(accb, x4[q + WG]);
+        acc = add4(acc, ldw4(q));
+        accb = add4(accb, ldw4(q + WG));
     }
     if q < q1 {
-        acc = add4(acc, x4[q]);
+        acc = add4(acc, ldw4(q));
     }
     var s = fold4(merge4(acc, accb));
     // the unaligned head [lo, a0) and tail [a1, hi): at most 3 elements each
@@ -177,13 +182,13 @@ fn seg(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) n
     var q = a0 / e4;
     let q1 = a1 / e4;
     for (; q + 3u < q1; q += 4u) {
-        acc = add4(acc, x4[q]);
-        accb = add4(accb, x4[q + 1u]);
-        accc = add4(accc, x4[q + 2u]);
-        accd = add4(accd, x4[q + 3u]);
+        acc = add4(acc, ldw4(q));
+        accb = add4(accb, ldw4(q + 1u));
+        accc = add4(accc, ldw4(q + 2u));
+        accd = add4(accd, ldw4(q + 3u));
     }
     for (; q < q1; q += 1u) {
-        acc = add4(acc, x4[q]);
+        acc = add4(acc, ldw4(q));
     }
     var s = fold4(merge4(merge4(acc, accb), merge4(accc, accd)));
     for (var i = lo; i < a0; i += 1u) {

@@ -40,7 +40,10 @@ struct Params {
     _pad2: u32,
 }
 
+// <input> the elements; ops/fusion_reduce.py replaces this block by a lazy elementwise tree
 @group(0) @binding(0) var<storage, read> x: array<T>;
+fn ld(i: u32) -> T { return x[i]; }
+// </input>
 @group(0) @binding(1) var<storage, read> offs: array<A>;
 @group(0) @binding(2) var<storage, read_write> out: array<R>;
 @group(0) @binding(3) var<uniform> P: Params;
@@ -64,7 +67,7 @@ fn rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let k = r * WG + lid;
         var v = ident();
         if k < valid {
-            v = A(x[src + k]);
+            v = A(ld(src + k));
         }
         buf[k] = v;
     }
@@ -123,7 +126,7 @@ fn cols(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     var i = (o * P.n + start) * P.inner + j;
     var d = (o * P.m + P.inc + start) * P.inner + j;
     for (var k = start; k < end; k += 1u) {
-        acc = comb(acc, A(x[i]));
+        acc = comb(acc, A(ld(i)));
         out[d] = R(acc);
         i += P.inner;
         d += P.inner;

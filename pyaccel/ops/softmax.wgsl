@@ -28,7 +28,10 @@ struct Params {
     _pad1: u32,
 }
 
+// <input> the elements; ops/fusion_reduce.py replaces this block by a lazy elementwise tree
 @group(0) @binding(0) var<storage, read> x: array<T>;
+fn ld(i: u32) -> T { return x[i]; }
+// </input>
 @group(0) @binding(1) var<storage, read_write> out: array<T>;
 @group(0) @binding(2) var<uniform> P: Params;
 @group(0) @binding(3) var<storage, read_write> stats: array<vec2<f32>>;  // (rows, nchunks)
@@ -89,7 +92,7 @@ fn merge_ms(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
 fn range_stats(lo: u32, hi: u32, lid: u32) {
     var ms = vec2<f32>(P.ninf, 0.0);
     for (var k = lo + lid; k < hi; k += WG) {
-        ms = push(ms, f32(x[k]));
+        ms = push(ms, f32(ld(k)));
     }
     shm[lid] = ms.x;
     shs[lid] = ms.y;
@@ -123,7 +126,7 @@ fn softmax(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     let m = shm[0];
     let s = shs[0];
     for (var k = lid; k < P.n; k += WG) {
-        out[base + k] = T(exp(f32(x[base + k]) - m) / s);
+        out[base + k] = T(exp(f32(ld(base + k)) - m) / s);
     }
 }
 
@@ -177,7 +180,7 @@ fn softmax_chunks(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
     let ms = row_ms(row);
     let hi = row * P.n + min((c + 1u) * P.chunk, P.n);
     for (var k = row * P.n + c * P.chunk + lid; k < hi; k += WG) {
-        out[k] = T(exp(f32(x[k]) - ms.x) / ms.y);
+        out[k] = T(exp(f32(ld(k)) - ms.x) / ms.y);
     }
 }
 

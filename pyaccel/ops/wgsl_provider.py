@@ -40,6 +40,7 @@ from ..errors import UnsupportedDTypeError
 from ..promotion import check_scalar_fits
 from . import decompositions as _dec
 from . import fusion as _fusion
+from . import fusion_reduce as _fr
 from . import gpu_kernels as _gk
 from . import host_path as _hp
 from . import kernelgen as _k
@@ -533,7 +534,7 @@ class WgslOps:
         if op == "sum" and dtype in MULTI_LANE and dtype.kind in "iu" and x.dtype.kind in "biu":
             # integers summed in 64 bits by one kernel family (reduce64.wgsl), not the tree
             xx, outer, n, inner = self._layout3(x, axes)
-            buf = _gk.sum64_axis(x.device, xx._buf, xx.dtype, outer, n, inner)
+            buf = _gk.sum64_axis(x.device, _fr.operand(xx, "reduce64"), xx.dtype, outer, n, inner)
             return Array._new(buf, shape, dtype, x.device)
         if op in ("any", "all") and x.dtype in MULTI_LANE:
             x = self.astype(x, bool_)  # truth values (NaN is truthy, -0.0 is not)
@@ -546,7 +547,7 @@ class WgslOps:
         if op in ("sum", "prod"):
             xx, outer, n, inner = self._layout3(x, axes)
             wide = _NARROW_WIDE.get(dtype, dtype)
-            buf = _gk.reduce_axis(x.device, xx._buf, xx.dtype, outer, n, inner, op, out_dt=wide)
+            buf = _gk.reduce_axis(x.device, _fr.operand(xx, "reduce"), xx.dtype, outer, n, inner, op, out_dt=wide)
             r = Array._new(buf, shape, wide, x.device)
             return r if wide is dtype else self.astype(r, dtype)
         src = x
@@ -555,7 +556,7 @@ class WgslOps:
         xx, outer, n, inner = self._layout3(src, axes)
         if op in ("min", "max") and outer * inner == 0:
             return Array._empty(x.device, shape, dtype)
-        buf = _gk.reduce_axis(x.device, xx._buf, xx.dtype, outer, n, inner, op)
+        buf = _gk.reduce_axis(x.device, _fr.operand(xx, "reduce"), xx.dtype, outer, n, inner, op)
         return Array._new(buf, shape, dtype, x.device)
 
     # -- the two kernels of the multi-lane composites (primitives.WideKernels) ------------
@@ -597,7 +598,7 @@ class WgslOps:
             xx, outer, n, inner = self._layout3(src, axes)
             return _dec.mean_wide(self, xx, outer, n, inner, shape, dtype)
         xx, outer, n, inner = self._layout3(x, axes)
-        buf = _gk.mean_axis(x.device, xx._buf, xx.dtype, outer, n, inner, out_dt=dtype)
+        buf = _gk.mean_axis(x.device, _fr.operand(xx, "reduce"), xx.dtype, outer, n, inner, out_dt=dtype)
         return Array._new(buf, shape, dtype, x.device)
 
     @_locked
@@ -611,7 +612,7 @@ class WgslOps:
             xx, outer, n, inner = self._layout3(src, axes)
             return _dec.var_wide(self, xx, outer, n, inner, shape, correction, dtype)
         xx, outer, n, inner = self._layout3(x, axes)
-        buf = _gk.var_axis(x.device, xx._buf, xx.dtype, outer, n, inner, correction=float(correction),
+        buf = _gk.var_axis(x.device, _fr.operand(xx, "reduce"), xx.dtype, outer, n, inner, correction=float(correction),
                            out_dt=dtype)
         return Array._new(buf, shape, dtype, x.device)
 
@@ -626,13 +627,13 @@ class WgslOps:
             return _dec.arg_wide(self, x, axis, shape, op, dtype)
         idt = int32 if dtype in MULTI_LANE else dtype  # the kernel writes int32 indices
         if axis is None:
-            buf = _gk.reduce_axis(x.device, x._buf, x.dtype, 1, x.size, 1, op)
+            buf = _gk.reduce_axis(x.device, _fr.operand(x, "argreduce"), x.dtype, 1, x.size, 1, op)
             r = Array._new(buf, shape, idt, x.device)
             return r if idt is dtype else self.astype(r, dtype)
         outer, n, inner = prod(x.shape[:axis]), x.shape[axis], prod(x.shape[axis + 1:])
         if outer * inner == 0:
             return Array._empty(x.device, shape, dtype)
-        buf = _gk.reduce_axis(x.device, x._buf, x.dtype, outer, n, inner, op)
+        buf = _gk.reduce_axis(x.device, _fr.operand(x, "argreduce"), x.dtype, outer, n, inner, op)
         r = Array._new(buf, shape, idt, x.device)
         return r if idt is dtype else self.astype(r, dtype)
 
@@ -668,7 +669,7 @@ class WgslOps:
                           "add" if op == "sum" else "multiply")
             return reshape(r, tuple(shape))
         wide = _NARROW_WIDE.get(dtype, dtype)
-        buf = _gk.cumsum_axis(x.device, x._buf, x.dtype, outer, n, inner,
+        buf = _gk.cumsum_axis(x.device, _fr.operand(x, "scan"), x.dtype, outer, n, inner,
                               include_initial=bool(include_initial), out_dt=wide, op=op)
         r = Array._new(buf, tuple(shape), wide, x.device)
         return r if wide is dtype else self.astype(r, dtype)
@@ -756,7 +757,7 @@ class WgslOps:
             return _dec.softmax_wide(self, x, axis)
         end = x.ndim - 1
         xx = x if axis == end else moveaxis(x, axis, end)
-        buf = _gk.softmax_rows(x.device, xx._buf, xx.dtype, prod(xx.shape[:-1]), xx.shape[-1])
+        buf = _gk.softmax_rows(x.device, _fr.operand(xx, "softmax"), xx.dtype, prod(xx.shape[:-1]), xx.shape[-1])
         r = Array._new(buf, xx.shape, x.dtype, x.device)
         return r if axis == end else moveaxis(r, end, axis)
 
@@ -769,6 +770,6 @@ class WgslOps:
             return _dec.logsumexp_wide(self, x, axis, keepdims)
         end = x.ndim - 1
         xx = x if axis == end else moveaxis(x, axis, end)
-        buf = _gk.logsumexp_rows(x.device, xx._buf, xx.dtype, prod(xx.shape[:-1]), xx.shape[-1])
+        buf = _gk.logsumexp_rows(x.device, _fr.operand(xx, "softmax"), xx.dtype, prod(xx.shape[:-1]), xx.shape[-1])
         shape = x.shape[:axis] + ((1,) if keepdims else ()) + x.shape[axis + 1:]
         return reshape(Array._new(buf, xx.shape[:-1], x.dtype, x.device), shape)

@@ -329,3 +329,34 @@ s2 = dev.memory_stats()
         assert (dispatches, at_read) == (0, 1)
     else:
         assert dispatches >= 20, dispatches
+
+
+def test_fused_reductions_match_eager(array_api, run_py, rng):
+    """Reductions computing their lazy input in place (ops/fusion_reduce.py) on webgpu:0:
+    bit-identical to ``fusion(False)``, NumPy within tolerance, one kernel fewer than eager."""
+    x = rand(rng, "float32", (6, 130))
+    y = rand(rng, "float32", (6, 260))
+    got = run_py(PRELUDE + f"""
+from pyaccel.ops import fusion as F
+res = {{}}
+for on in (True, False):
+    with pyaccel.fusion(on):
+        x = {send(x)}
+        y = {send(y)}[:, 1::2]
+        dev.synchronize()
+        f0, d0 = F.STATS.get("fused_reductions", 0), dev.memory_stats()["dispatches"]
+        rs = [pyaccel.sum(x * y), pyaccel.max(pyaccel.abs(x - y), axis=1), pyaccel.mean((x - 0.5) ** 2, axis=0),
+              pyaccel.nn.logsumexp(x * 2, axis=-1), pyaccel.argmax(x * y, axis=1)]
+        f1, d1 = F.STATS.get("fused_reductions", 0), dev.memory_stats()["dispatches"]
+        res[on] = ([out(r) for r in rs], f1 - f0, d1 - d0)
+(res[True], res[False])
+""")
+    (fused, nf, df), (eager, ne, de) = got
+    yv = y[:, 1::2]
+    wants = [np.sum(x * yv), np.max(np.abs(x - yv), axis=1), np.mean((x - np.float32(0.5)) ** 2, axis=0),
+             np.log(np.exp(x.astype(np.float64) * 2).sum(axis=-1)), np.argmax(x * yv, axis=1)]
+    for f, e, w in zip(fused, eager, wants, strict=True):
+        assert f == e  # bit for bit
+        np.testing.assert_allclose(back(f), w, rtol=2e-5, atol=2e-4)
+    assert (nf, ne) == (5, 0), (nf, ne)
+    assert df < de, (df, de)
