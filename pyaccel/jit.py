@@ -435,6 +435,10 @@ class Jitted:
         lay = tuple((a._shape, a._dtype, a._offset, a._strides, a._b.nbytes, a._committed,
                      first.setdefault(id(a._b), i)) for i, a in enumerate(leaves))
         key = (spec, lay, fusion.enabled())
+        readers = fusion._READERS
+        for a in leaves:  # lazy arrays reading an argument's buffer: computed before a write
+            if a._b in readers:
+                fusion.before_write(a)
         t = self._cache.get(key)
         if t is None:
             with impl.lock:
