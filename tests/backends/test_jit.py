@@ -340,3 +340,22 @@ def test_cpu_calls_the_function(rng) -> None:
     assert f.__wrapped__ is not f and f.__name__ == "f"
     with pytest.raises(TypeError, match="bytearray"):
         f(_up(cpu, a), bytearray(b"x"))
+
+
+def test_pytree_and_keyword_arguments(gpu_device, rng) -> None:
+    dev = gpu_device
+
+    @pyaccel.jit
+    def f(pair, *, scale, extra):
+        x, y = pair
+        return [x * scale + extra["z"], None, (y - x, 5)]
+
+    for _ in range(2):
+        a, b, c = (rng.standard_normal(12).astype(np.float32) for _ in range(3))
+        r = f((_up(dev, a), _up(dev, b)), scale=2.0, extra={"z": _up(dev, c)})
+        assert r[1] is None and r[2][1] == 5 and isinstance(r, list) and isinstance(r[2], tuple)
+        np.testing.assert_array_equal(r[0].to_numpy(), a * np.float32(2) + c)
+        np.testing.assert_array_equal(r[2][0].to_numpy(), b - a)
+    assert f.trace_count == 1 and f.replay_count == 1
+    f((_up(dev, a), _up(dev, b)), scale=3.0, extra={"z": _up(dev, c)})
+    assert f.trace_count == 2
