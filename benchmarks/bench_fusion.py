@@ -27,7 +27,10 @@ the timed region), with fusion on and off, for
 * ``eager``: the same function called directly (the op layer plans and records every op),
 * ``raw``: wgpu-py's public API recording the trace's own dispatches (the same pipelines,
   bind groups over the same buffers, made once): encoder, one compute pass, per dispatch
-  ``set_pipeline`` + ``set_bind_group`` + ``dispatch_workgroups``, ``finish``, ``submit``.
+  ``set_pipeline`` + ``set_bind_group`` + ``dispatch_workgroups``, ``finish``, ``submit``;
+
+and each again recording only (``*_rec``: pyaccel's submit happens in the synchronize
+between calls, outside the timed region; raw's command buffer is finished, not submitted).
 
 Writes ``benchmarks/results/fusion.json`` (``--only-jit``: ``fusion_jit.json``).
 """
@@ -180,7 +183,7 @@ class RawReplay:
                          for (b, o, sz), r in zip(binds, refs, strict=True)])
             self.calls.append((pipe, group, wg))
 
-    def __call__(self) -> None:
+    def record(self) -> Any:
         enc = self.wd.create_command_encoder()
         p = enc.begin_compute_pass()
         for pipe, group, wg in self.calls:
@@ -188,7 +191,10 @@ class RawReplay:
             p.set_bind_group(0, group)
             p.dispatch_workgroups(*wg)
         p.end()
-        self.wd.queue.submit([enc.finish()])
+        return enc.finish()
+
+    def __call__(self) -> None:
+        self.wd.queue.submit([self.record()])
 
 
 def bench_jit(dev: Any, rounds: int, rng: Any) -> list[dict[str, Any]]:
@@ -214,7 +220,18 @@ def bench_jit(dev: Any, rounds: int, rng: Any) -> list[dict[str, Any]]:
                 F.materialize(hundred(x, y))
             dev.impl.flush()
 
-        variants = {"jit": v_jit, "eager": v_eager, "raw": raw}
+        def r_jit(on: bool = on, jf: Any = jf) -> None:
+            with pyaccel.fusion(on):
+                jf(x, y)
+
+        def r_eager(on: bool = on) -> None:
+            with pyaccel.fusion(on):
+                F.materialize(hundred(x, y))
+
+        # *_rec: recording only (pyaccel's submit happens in the synchronize between calls,
+        # outside the timed region; raw's command buffer is finished and dropped)
+        variants = {"jit": v_jit, "eager": v_eager, "raw": raw,
+                    "jit_rec": r_jit, "eager_rec": r_eager, "raw_rec": raw.record}
         d0 = dev.memory_stats()["dispatches"]
         v_jit()
         disp_jit = dev.memory_stats()["dispatches"] - d0
@@ -234,12 +251,15 @@ def bench_jit(dev: Any, rounds: int, rng: Any) -> list[dict[str, Any]]:
         med = {k: median(v) for k, v in times.items()}
         row = {"case": f"jit100_{'fused' if on else 'eager'}", "dispatches": trace.ndispatches,
                **{f"{k}_s": med[k] for k in med}, "jit_over_raw": med["jit"] / med["raw"],
-               "eager_over_jit": med["eager"] / med["jit"]}
+               "eager_over_jit": med["eager"] / med["jit"],
+               "jit_rec_over_raw_rec": med["jit_rec"] / med["raw_rec"],
+               "eager_rec_over_jit_rec": med["eager_rec"] / med["jit_rec"]}
         rows.append(row)
-        print(f"jit 100 ops, fusion {'on ' if on else 'off'}: {trace.ndispatches:3d} dispatches | per call "
-              f"jit {med['jit'] * 1e6:8.0f} us  eager {med['eager'] * 1e6:8.0f} us  raw wgpu-py "
-              f"{med['raw'] * 1e6:8.0f} us | jit/raw {row['jit_over_raw']:.2f}x  eager/jit "
-              f"{row['eager_over_jit']:.2f}x")
+        for sfx, what in (("", "record + submit"), ("_rec", "record only  ")):
+            j, e, w = med["jit" + sfx], med["eager" + sfx], med["raw" + sfx]
+            print(f"jit 100 ops, fusion {'on ' if on else 'off'}, {what}: {trace.ndispatches:3d} dispatches | "
+                  f"per call jit {j * 1e6:7.0f} us  eager {e * 1e6:7.0f} us  raw wgpu-py {w * 1e6:7.0f} us | "
+                  f"jit/raw {j / w:.2f}x  eager/jit {e / j:.2f}x")
     return rows
 
 

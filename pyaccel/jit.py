@@ -437,7 +437,7 @@ class Jitted:
         key = (spec, lay, fusion.enabled())
         readers = fusion._READERS
         for a in leaves:  # lazy arrays reading an argument's buffer: computed before a write
-            if a._b in readers:
+            if readers.get(a._b):
                 fusion.before_write(a)
         t = self._cache.get(key)
         if t is None:
