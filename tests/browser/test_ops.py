@@ -338,8 +338,6 @@ def test_jit_sync_and_async(array_api, run_py, rng):
     async twins while JSPI is off; bit for bit the un-jitted function, NumPy within tolerance;
     a host read inside a traced function raises JitError (not AsyncRequiredError) even with
     JSPI off, and the device stays usable."""
-    if not run_py("import pyaccel; hasattr(pyaccel, 'jit')"):
-        pytest.skip("pyaccel.jit is not in the page's pyaccel")
     x0, y0, x1, y1 = (rand(rng, "float32", (33, 17)) for _ in range(4))
     w = rand(rng, "float32", (17, 5))
     got = run_py(PRELUDE + f"""
