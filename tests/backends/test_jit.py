@@ -359,3 +359,26 @@ def test_pytree_and_keyword_arguments(gpu_device, rng) -> None:
     assert f.trace_count == 1 and f.replay_count == 1
     f((_up(dev, a), _up(dev, b)), scale=3.0, extra={"z": _up(dev, c)})
     assert f.trace_count == 2
+
+
+def test_an_error_inside_the_trace_caches_nothing(gpu_device, rng) -> None:
+    dev = gpu_device
+    fail = [True]
+
+    @pyaccel.jit
+    def f(x):
+        y = pyaccel.exp(x) * 2
+        z = pyaccel.sum(y, axis=0)
+        if fail[0]:
+            raise ValueError("boom")
+        return z
+
+    a = rng.standard_normal((8, 4)).astype(np.float32)
+    x = _up(dev, a)
+    with pytest.raises(ValueError, match="boom"):
+        f(x)
+    assert f.trace_count == 0 and dev.impl._rec is None
+    fail[0] = False
+    for _ in range(2):
+        np.testing.assert_allclose(f(x).to_numpy(), (np.exp(a) * 2).sum(axis=0), rtol=1e-5)
+    assert f.trace_count == 1
