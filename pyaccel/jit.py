@@ -434,7 +434,7 @@ class Jitted:
         first: dict[int, int] = {}
         lay = tuple((a._shape, a._dtype, a._offset, a._strides, a._b.nbytes, a._committed,
                      first.setdefault(id(a._b), i)) for i, a in enumerate(leaves))
-        key = (spec, lay, fusion.enabled())
+        key = (spec, lay, fusion.enabled(), dev)
         readers = fusion._READERS
         for a in leaves:  # lazy arrays reading an argument's buffer: computed before a write
             if readers.get(a._b):

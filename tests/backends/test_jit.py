@@ -382,3 +382,18 @@ def test_an_error_inside_the_trace_caches_nothing(gpu_device, rng) -> None:
     for _ in range(2):
         np.testing.assert_allclose(f(x).to_numpy(), (np.exp(a) * 2).sum(axis=0), rtol=1e-5)
     assert f.trace_count == 1
+
+
+def test_the_device_is_part_of_the_signature(rng) -> None:
+    gpus = [d for d in pyaccel.devices() if not d.uri.startswith(("cpu", "webgpu"))]
+    if len(gpus) < 2:
+        pytest.skip(f"needs two GPU devices, this machine has {[d.uri for d in gpus]}")
+    f = pyaccel.jit(lambda x: pyaccel.exp(x) + 1)
+    a = rng.standard_normal(16).astype(np.float32)
+    for desc in gpus[:2]:
+        dev = pyaccel.device(desc.uri)
+        for _ in range(2):
+            got = f(_up(dev, a))
+            assert got.device is dev
+            np.testing.assert_allclose(got.to_numpy(), np.exp(a) + 1, rtol=1e-6)
+    assert f.trace_count == 2 and f.replay_count == 2
