@@ -30,8 +30,11 @@ Each step runs on the device and on NumPy (the oracle) and is compared at once:
 Every program runs twice on a GPU device: with lazy elementwise fusion on (docs/fusion.md;
 each step's lazy result is read through ``fusion.evaluate``, a copy, so the device-side
 chain stays lazy and later steps grow its tree; at the end every entry still lazy is
-materialised and compared again) and with it off (``pyaccel.fusion(False)``). Under
-``CI=true`` each mode runs half of ``FUZZ_CI_EXAMPLES``.
+materialised and compared again) and with it off (``pyaccel.fusion(False)``); a third
+mode, ``jit``, runs the printed program as one function through ``pyaccel.jit`` (trace and a
+replay on fresh leaves with a poisoned pool, bit for bit the un-jitted run of the same lines;
+a data-dependent step must raise ``JitError``: :func:`check_jit`). Under ``CI=true`` the
+fused and eager modes run half of ``FUZZ_CI_EXAMPLES`` each, jit a fifth.
 
 When a float result matches within tolerance but not bit for bit, the device copy is
 replaced by the oracle's values before the next step, so later discrete steps
