@@ -21,7 +21,23 @@ one-thread kernel adding the 4096 partials);
 
 plus dispatches per chain (``device.memory_stats()["dispatches"]``), and the MLP demo
 forward (examples/mlp.py, batch 256, width 512) and examples/heat_diffusion.py (256 x 256,
-20 steps) with fusion on vs off. Writes ``benchmarks/results/fusion.json``.
+20 steps) with fusion on vs off.
+
+``pyaccel.jit`` (docs/jit.md): a traced 100-op function (elementwise ops and a reduction every
+25 ops, on 64 x 64 float32, so the device's work is small and the Python cost shows), per-call
+time of recording one call and submitting it (``device.synchronize()`` between calls, outside
+the timed region), with fusion on and off, for
+
+* ``jit``: the replay of the trace (``pyaccel.jit``),
+* ``eager``: the same function called directly (the op layer plans and records every op),
+* ``raw``: wgpu-py's public API recording the trace's own dispatches (the same pipelines,
+  bind groups over the same buffers, made once): encoder, one compute pass, per dispatch
+  ``set_pipeline`` + ``set_bind_group`` + ``dispatch_workgroups``, ``finish``, ``submit``;
+
+and each again recording only (``*_rec``: pyaccel's submit happens in the synchronize
+between calls, outside the timed region; raw's command buffer is finished, not submitted).
+
+Writes ``benchmarks/results/fusion.json`` (``--only-jit``: ``fusion_jit.json``).
 """
 
 from __future__ import annotations
@@ -228,9 +244,132 @@ def _dispatches(dev: Any, fn: Any, on: bool) -> int:
     return dev.memory_stats()["dispatches"] - d0
 
 
+def hundred(x: Any, y: Any) -> Any:
+    """The 100-op function of the jit benchmark (and tests/backends/test_jit.py)."""
+    v = x
+    for i in range(100):
+        if i % 25 == 24:
+            v = v - pyaccel.mean(v, axis=0)
+        elif i % 3 == 0:
+            v = pyaccel.tanh(v * 1.01 + y)
+        elif i % 3 == 1:
+            v = v * 0.9 - 0.05
+        else:
+            v = pyaccel.maximum(v, y * 0.5)
+    return v
+
+
+class RawReplay:
+    """wgpu-py's public API recording the dispatches of one jit trace (made once)."""
+
+    def __init__(self, dev: Any, trace: Any, args: list[Any]) -> None:
+        from pyaccel.jit import _ALLOC, _DISPATCH
+
+        self.wd = xw.wgpu_device(dev)
+        impl = dev.impl
+        bufs = list(trace.template)
+        for r, a in zip(trace.arg_refs, args, strict=True):
+            bufs[r] = a._b.handle
+        self._keep = []
+        for ev in trace.events:
+            if ev[0] == _ALLOC:
+                bufs[ev[1]] = impl.alloc(ev[2])
+                self._keep.append((bufs[ev[1]], ev[2]))
+        self.calls = []
+        for ev in trace.events:
+            if ev[0] != _DISPATCH:
+                continue
+            _, pipe, _prefix, binds, refs, wg = ev
+            group = self.wd.create_bind_group(
+                layout=pipe.get_bind_group_layout(0),
+                entries=[{"binding": b, "resource": {"buffer": bufs[r].buf, "offset": o, "size": sz}}
+                         for (b, o, sz), r in zip(binds, refs, strict=True)])
+            self.calls.append((pipe, group, wg))
+
+    def record(self) -> Any:
+        enc = self.wd.create_command_encoder()
+        p = enc.begin_compute_pass()
+        for pipe, group, wg in self.calls:
+            p.set_pipeline(pipe)
+            p.set_bind_group(0, group)
+            p.dispatch_workgroups(*wg)
+        p.end()
+        return enc.finish()
+
+    def __call__(self) -> None:
+        self.wd.queue.submit([self.record()])
+
+
+def bench_jit(dev: Any, rounds: int, rng: Any) -> list[dict[str, Any]]:
+    """Per-call time of a traced 100-op function: jit replay vs eager vs raw wgpu-py."""
+    rows = []
+    a, b = (rng.standard_normal((64, 64)).astype(np.float32) for _ in range(2))
+    x, y = pyaccel.asarray(a, device=dev), pyaccel.asarray(b, device=dev)
+    for on in (True, False):
+        jf = pyaccel.jit(hundred)
+        with pyaccel.fusion(on):
+            np.testing.assert_array_equal(jf(x, y).to_numpy(), hundred(x, y).to_numpy())
+            np.testing.assert_array_equal(jf(x, y).to_numpy(), hundred(x, y).to_numpy())  # (a replay)
+        (trace,) = jf.traces()
+        raw = RawReplay(dev, trace, [x, y])
+
+        def v_jit(on: bool = on, jf: Any = jf) -> None:
+            with pyaccel.fusion(on):
+                jf(x, y)
+            dev.impl.flush()
+
+        def v_eager(on: bool = on) -> None:
+            with pyaccel.fusion(on):
+                F.materialize(hundred(x, y))
+            dev.impl.flush()
+
+        def r_jit(on: bool = on, jf: Any = jf) -> None:
+            with pyaccel.fusion(on):
+                jf(x, y)
+
+        def r_eager(on: bool = on) -> None:
+            with pyaccel.fusion(on):
+                F.materialize(hundred(x, y))
+
+        # *_rec: recording only (pyaccel's submit happens in the synchronize between calls,
+        # outside the timed region; raw's command buffer is finished and dropped)
+        variants = {"jit": v_jit, "eager": v_eager, "raw": raw,
+                    "jit_rec": r_jit, "eager_rec": r_eager, "raw_rec": raw.record}
+        d0 = dev.memory_stats()["dispatches"]
+        v_jit()
+        disp_jit = dev.memory_stats()["dispatches"] - d0
+        assert disp_jit == trace.ndispatches == len(raw.calls), (disp_jit, trace.ndispatches)
+        times: dict[str, list[float]] = {k: [] for k in variants}
+        inner = 5
+        for r in range(rounds * 4 + 1):
+            order = list(variants) if r % 2 == 0 else list(variants)[::-1]
+            for k in order:
+                dev.synchronize()
+                t0 = time.perf_counter()
+                for _ in range(inner):
+                    variants[k]()
+                if r:  # (round 0: warm-up)
+                    times[k].append((time.perf_counter() - t0) / inner)
+        dev.synchronize()
+        med = {k: median(v) for k, v in times.items()}
+        row = {"case": f"jit100_{'fused' if on else 'eager'}", "dispatches": trace.ndispatches,
+               **{f"{k}_s": med[k] for k in med}, "jit_over_raw": med["jit"] / med["raw"],
+               "eager_over_jit": med["eager"] / med["jit"],
+               "jit_rec_over_raw_rec": med["jit_rec"] / med["raw_rec"],
+               "eager_rec_over_jit_rec": med["eager_rec"] / med["jit_rec"]}
+        rows.append(row)
+        for sfx, what in (("", "record + submit"), ("_rec", "record only  ")):
+            j, e, w = med["jit" + sfx], med["eager" + sfx], med["raw" + sfx]
+            print(f"jit 100 ops, fusion {'on ' if on else 'off'}, {what}: {trace.ndispatches:3d} dispatches | "
+                  f"per call jit {j * 1e6:7.0f} us  eager {e * 1e6:7.0f} us  raw wgpu-py {w * 1e6:7.0f} us | "
+                  f"jit/raw {j / w:.2f}x  eager/jit {e / j:.2f}x")
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     p = arg_parser(__doc__, "2^20 elements, fewer rounds")
     p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--only-jit", action="store_true", help="run only the pyaccel.jit rows")
     args = p.parse_args(argv)
     dev = pyaccel.device(args.device)
     n = 1 << (20 if args.quick else 24)
@@ -240,7 +379,8 @@ def main(argv: list[str] | None = None) -> int:
     x = pyaccel.asarray(xh, device=dev)
     rows: list[dict[str, Any]] = []
     print(f"device {dev.uri} ({dev}), n = 2^{n.bit_length() - 1}, load average {load_average()}")
-    for name, fn in (("expr1", expr1), ("chain10", chain10)):
+    rows += bench_jit(dev, rounds, rng)
+    for name, fn in (() if args.only_jit else (("expr1", expr1), ("chain10", chain10))):
         raw = Raw(dev, x, WGSL[name])
         variants = {"fused": _eval(dev, fn, x, True), "eager": _eval(dev, fn, x, False), "raw": raw}
         if "exp(" in WGSL[name]:  # the same kernel with pyaccel's f_exp (ew_float.wgsl) for exp
@@ -315,7 +455,7 @@ def main(argv: list[str] | None = None) -> int:
             return y
         return run
 
-    for kind in ("mlp", "heat"):
+    for kind in (() if args.only_jit else ("mlp", "heat")):
         on, off = app(kind, True), app(kind, False)
         np.testing.assert_allclose(on().to_numpy(), off().to_numpy(), rtol=1e-5, atol=1e-6)
         disp = {"fused": _dispatches(dev, on, True), "eager": _dispatches(dev, off, False)}
@@ -329,12 +469,13 @@ def main(argv: list[str] | None = None) -> int:
 
     import json
 
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    results = RESULTS.with_name("fusion_jit.json") if args.only_jit else RESULTS
+    results.parent.mkdir(parents=True, exist_ok=True)
     out = {"benchmark": "fusion", "device": dev.uri, "adapter": str(dev), "quick": args.quick,
            "load_average": load_average(), "time": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
            "rows": rows}
-    RESULTS.write_text(json.dumps(out, indent=2) + "\n")
-    print(f"load average after {load_average()}; wrote {RESULTS}")
+    results.write_text(json.dumps(out, indent=2) + "\n")
+    print(f"load average after {load_average()}; wrote {results}")
     return 0
 
 

@@ -35,6 +35,7 @@ from .errors import (
     DeviceNotFoundError,
     DeviceTimeoutError,
     InvalidDeviceURIError,
+    JitError,
     KernelCompileError,
     OutOfDeviceMemoryError,
     PyaccelError,
@@ -65,7 +66,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AsyncRequiredError", "BackendEntry", "BackendInfo", "BackendUnavailableError", "Buffer",
     "BufferFreedError", "Capability", "DType", "Device", "DeviceDescriptor", "DeviceLostError",
-    "DeviceNotFoundError", "DeviceTimeoutError", "DeviceURI", "InvalidDeviceURIError", "Kernel", "KernelCompileError",
+    "DeviceNotFoundError", "DeviceTimeoutError", "DeviceURI", "InvalidDeviceURIError", "JitError", "Kernel", "KernelCompileError",
     "Limits", "OutOfDeviceMemoryError", "PyaccelError", "UnsupportedDTypeError", "backend",
     "backends", "bool_", "count_devices", "default_device_uri", "device", "device_async", "devices",
     "complex64", "complex128", "errors", "first_device", "float16", "float32", "float64", "get_device", "int8", "int16",
@@ -100,6 +101,7 @@ from .creation import (  # noqa: E402
 from .elementwise import *  # noqa: E402,F403  (one function per op-table row)
 from .elementwise import __all__ as _elementwise_names  # noqa: E402
 from .info import __array_namespace_info__  # noqa: E402
+from .jit import jit  # noqa: E402  (trace and replay: docs/jit.md)
 from .linalg import matmul, tensordot, vecdot  # noqa: E402
 from .manipulation import (  # noqa: E402
     astype,
@@ -172,7 +174,7 @@ __all__ += [  # noqa: PLE0605
     "argmin", "argsort", "asarray", "astype", "bool", "broadcast_arrays", "broadcast_shapes", "broadcast_to",
     "can_cast", "concat", "count_nonzero", "cumulative_prod", "cumulative_sum", "diff", "e", "empty", "empty_like",
     "expand_dims", "eye", "finfo", "flip", "from_dlpack", "full", "full_like", "fusion", "get_dtype_policy",
-    "iinfo", "inf", "isdtype", "isin", "linalg", "linspace", "matmul", "matrix_transpose", "max", "mean",
+    "iinfo", "inf", "isdtype", "isin", "jit", "linalg", "linspace", "matmul", "matrix_transpose", "max", "mean",
     "meshgrid", "min", "moveaxis", "nan", "newaxis", "nn", "nonzero", "ones", "ones_like",
     "permute_dims", "pi", "prod", "repeat", "reshape", "result_type", "roll", "searchsorted",
     "set_dtype_policy", "set_fusion", "sort", "squeeze", "stack", "std", "sum", "take", "take_along_axis",

@@ -85,6 +85,12 @@ class LinAlgError(PyaccelError, ValueError):
     providers raise it without importing :mod:`pyaccel.linalg`."""
 
 
+class JitError(PyaccelError, RuntimeError):
+    """Something inside a function traced by :func:`pyaccel.jit` cannot be recorded (a host
+    read, a data-dependent shape, arguments on two devices); the message names the call and
+    the fix (docs/jit.md)."""
+
+
 LinAlgError.__module__ = "pyaccel.linalg"
 
 __all__ = [
@@ -95,6 +101,7 @@ __all__ = [
     "DeviceNotFoundError",
     "DeviceTimeoutError",
     "InvalidDeviceURIError",
+    "JitError",
     "KernelCompileError",
     "OutOfDeviceMemoryError",
     "PyaccelError",

@@ -207,6 +207,11 @@ class GPUBuffer:
 class GPUDeviceImpl:
     """A device over a :class:`Facade` (implements ``pyaccel.device.DeviceImpl``)."""
 
+    # pyaccel.jit's recorder (pyaccel/jit.py) while a trace runs on this device, else None:
+    # the hooks below hand the call to it (it runs the call with the hook off and records it);
+    # the trace holds :attr:`lock` throughout, so no other thread's work is recorded
+    _rec: Any = None
+
     def __init__(self, facade: Facade, limits: Limits, capabilities: Capability,
                  info_lines: list[str] | None = None) -> None:
         self.f = facade
@@ -291,6 +296,8 @@ class GPUDeviceImpl:
     def alloc(self, nbytes: int) -> GPUBuffer:
         """A device buffer of at least ``nbytes`` (pooled; contents undefined). The caller
         holds :attr:`lock` (``Device.malloc`` takes it)."""
+        if self._rec is not None:
+            return self._rec.alloc(nbytes, False)
         self._check()
         self._check_binding_size(nbytes, "a device buffer")
         return self._alloc(nbytes)
@@ -362,6 +369,8 @@ class GPUDeviceImpl:
         """
         if self.f.lost_reason is not None:
             raise self._lost_error()
+        if self._rec is not None:
+            return self._rec.alloc(nbytes, True)
         size = self._out_sizes.get(nbytes)
         if size is None:
             self._check_binding_size(nbytes, "an op output")
@@ -407,6 +416,8 @@ class GPUDeviceImpl:
                 try:
                     if self._late_releases:
                         self._release_late()
+                    if self._rec is not None:
+                        self._rec.released(h)
                     self._release(h)
                 finally:
                     self.lock.release()
@@ -546,6 +557,8 @@ class GPUDeviceImpl:
     def write(self, h: GPUBuffer, offset: int, data: memoryview) -> None:
         """Host write into ``h`` (queue.writeBuffer; flushes queued work that uses ``h`` first)."""
         with self.lock:
+            if self._rec is not None:
+                return self._rec.write(h, offset, data)
             self._check()
             try:
                 self._write(h, offset, data)
@@ -620,6 +633,8 @@ class GPUDeviceImpl:
         After an exception during the wait (Ctrl-C, timeout) the staging buffer is not reused:
         the facade cleans it up once its map resolves, and the device stays usable."""
         with self.lock:
+            if self._rec is not None:
+                self._rec.read()  # (raises pyaccel.JitError: a host read inside a trace)
             self._check()
             try:
                 with self.f.deadline(timeout):  # (the staging buffer's creation may wait too)
@@ -639,6 +654,8 @@ class GPUDeviceImpl:
 
     async def read_async(self, h: GPUBuffer, offset: int, n: int, out: memoryview | None = None) -> Any:
         with self.lock:
+            if self._rec is not None:
+                self._rec.read()
             self._check()
             st, size, skip, span = self._start_read(h, offset, n)
         try:
@@ -655,6 +672,8 @@ class GPUDeviceImpl:
     def copy(self, src: GPUBuffer, src_offset: int, dst: GPUBuffer, dst_offset: int, nbytes: int) -> None:
         """Device-side copy (through the host when offsets or size are not 4-aligned)."""
         with self.lock:
+            if self._rec is not None:
+                return self._rec.copy(src, src_offset, dst, dst_offset, nbytes)
             self._check()
             self._copy(src, src_offset, dst, dst_offset, nbytes)
 
@@ -723,6 +742,8 @@ class GPUDeviceImpl:
         evicted block returns to the pool and may be reused)."""
         if self.f.lost_reason is not None:
             raise self._lost_error()
+        if self._rec is not None:
+            return self._rec.uniform(data)
         if self._buffer_ok is None:  # (the common case, a cached block, inline)
             h = self._uniforms.get(data)
             if h is not None:
@@ -766,6 +787,8 @@ class GPUDeviceImpl:
                  workgroups: tuple[int, int, int]) -> Any:
         """Record one dispatch into the open compute pass (no submit; returns the bind group;
         the caller holds :attr:`lock`)."""
+        if self._rec is not None:
+            return self._rec.dispatch(pipeline, entries, workgroups)
         self._check()
         return self._dispatch(pipeline, entries, workgroups)
 
@@ -785,6 +808,8 @@ class GPUDeviceImpl:
         """
         if self.f.lost_reason is not None:
             raise self._lost_error()
+        if self._rec is not None:
+            return self._rec.dispatch_bound(pipeline, key, binds, handles, workgroups)
         gkey = (key, *map(_ID, handles))
         ent = self._groups.get(gkey)  # (_bind_group's cache hit, inline: one call per op)
         if ent is not None:
@@ -801,6 +826,8 @@ class GPUDeviceImpl:
         (the caller checked they are still the live buffers it was made for)."""
         if self.f.lost_reason is not None:
             raise self._lost_error()
+        if self._rec is not None:
+            return self._rec.dispatch_group(pipeline, group, handles, workgroups)
         self._dispatch_group(pipeline, group, handles, workgroups)
 
     def _dispatch_group(self, pipeline: Any, group: Any, handles: tuple[GPUBuffer, ...],

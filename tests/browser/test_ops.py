@@ -360,3 +360,70 @@ for on in (True, False):
         np.testing.assert_allclose(back(f), w, rtol=2e-5, atol=2e-4)
     assert (nf, ne) == (5, 0), (nf, ne)
     assert df < de, (df, de)
+
+
+# ---------------------------------------------------------------- pyaccel.jit
+def test_jit_sync_and_async(array_api, run_py, rng):
+    """``pyaccel.jit`` in the page (docs/jit.md): a trace, then replays on fresh inputs with the
+    pool poisoned at the trace's allocation sizes, read back synchronously (JSPI) and with the
+    async twins while JSPI is off; bit for bit the un-jitted function, NumPy within tolerance;
+    a host read inside a traced function raises JitError (not AsyncRequiredError) even with
+    JSPI off, and the device stays usable."""
+    x0, y0, x1, y1 = (rand(rng, "float32", (33, 17)) for _ in range(4))
+    w = rand(rng, "float32", (17, 5))
+    got = run_py(PRELUDE + f"""
+import pyodide.ffi as ffi
+from pyaccel.jit import _ALLOC
+
+@pyaccel.jit
+def f(x, y, w):
+    a = pyaccel.tanh(x * 0.5 + y)
+    return pyaccel.matmul(a, w), pyaccel.sum(a * a, axis=0)
+
+w = {send(w)}
+x0, y0 = {send(x0)}, {send(y0)}
+x1, y1 = {send(x1)}, {send(y1)}
+first = [out(r) for r in f(x0, y0, w)]
+for t in f.traces():
+    for ev in t.events:
+        if ev[0] == _ALLOC:
+            poison_pool(max(ev[2], 4), {POISON_F32})
+s0 = dev.memory_stats()
+r1 = f(x1, y1, w)
+s1 = dev.memory_stats()
+second = [out(r) for r in r1]
+plain = [out(r) for r in f.__wrapped__(x1, y1, w)]
+orig = ffi.can_run_sync
+ffi.can_run_sync = lambda: False
+try:
+    r2 = f(x0, y0, w)
+    third = [await r.tobytes_async() for r in r2]
+    g = pyaccel.jit(lambda v: v + float(pyaccel.sum(v)))
+    try:
+        g(x0)
+        err = None
+    except pyaccel.JitError as e:
+        err = str(e)
+    after = await (pyaccel.exp(x0) - 1).tobytes_async()
+finally:
+    ffi.can_run_sync = orig
+(first, second, plain, third, err, after, f.trace_count, f.replay_count,
+ s1["dispatches"] - s0["dispatches"], f.traces()[0].ndispatches)
+""")
+    first, second, plain, third, err, after, traces, replays, disp, traced = got
+
+    def ref(x, y):
+        a = np.tanh(x * np.float32(0.5) + y)
+        return a @ w, (a * a).sum(axis=0)
+
+    for res, (x, y) in ((first, (x0, y0)), (second, (x1, y1))):
+        mm, s = ref(x, y)
+        assert_allclose_dtype(back(res[0]), mm, "float32", rtol=2e-5, atol=2e-5, what="jit matmul")
+        assert_allclose_dtype(back(res[1]), s, "float32", rtol=2e-5, atol=2e-5, what="jit sum")
+    for a, b in zip(second, plain, strict=True):
+        assert a == b  # bit for bit the un-jitted function
+    assert third[0] == first[0][2] and third[1] == first[1][2]
+    assert (traces, replays) == (1, 2) and disp == traced > 0
+    assert err is not None and "float(x)" in err and "Fix:" in err
+    assert_allclose_dtype(np.frombuffer(after, np.float32).reshape(x0.shape), np.exp(x0) - 1, "float32",
+                          rtol=1e-5, atol=1e-6)

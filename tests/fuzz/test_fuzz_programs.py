@@ -30,8 +30,11 @@ Each step runs on the device and on NumPy (the oracle) and is compared at once:
 Every program runs twice on a GPU device: with lazy elementwise fusion on (docs/fusion.md;
 each step's lazy result is read through ``fusion.evaluate``, a copy, so the device-side
 chain stays lazy and later steps grow its tree; at the end every entry still lazy is
-materialised and compared again) and with it off (``pyaccel.fusion(False)``). Under
-``CI=true`` each mode runs half of ``FUZZ_CI_EXAMPLES``.
+materialised and compared again) and with it off (``pyaccel.fusion(False)``); a third
+mode, ``jit``, runs the printed program as one function through ``pyaccel.jit`` (trace and a
+replay on fresh leaves with a poisoned pool, bit for bit the un-jitted run of the same lines;
+a data-dependent step must raise ``JitError``: :func:`check_jit`). Under ``CI=true`` the
+fused and eager modes run half of ``FUZZ_CI_EXAMPLES`` each, jit a fifth.
 
 When a float result matches within tolerance but not bit for bit, the device copy is
 replaced by the oracle's values before the next step, so later discrete steps
@@ -1099,17 +1102,87 @@ def _fill(p: Program, data: Any) -> None:
         step(p)
 
 
-@pytest.mark.parametrize("fused", [True, False], ids=["fused", "eager"])
-def test_fuzz_programs(device, fused) -> None:
+_LEAF = re.compile(r"^(v\d+) = xp\.asarray\(")
+_ASSIGNED = re.compile(r"^(v\d+)\b")
+
+
+def _jit_source(lines: list[str]) -> tuple[str, list[str], list[str]]:
+    """A program's printed lines as ``(leaf lines, the names of the leaves, the source of a
+    function of the leaves running every other line)``; each step line runs in a ``try``
+    (a step that raised on both sides in the step run raises here too), except that a
+    ``JitError`` propagates. The function returns every array it made or was given."""
+    leaves, names, body = [], [], []
+    for ln in lines[1:]:
+        m = _LEAF.match(ln)
+        if m and not body:
+            leaves.append(ln)
+            names.append(m.group(1))
+        else:
+            body += ["    try:", f"        {ln}", "    except Exception as exc:",
+                     "        if isinstance(exc, xp.JitError):", "            raise"]
+    src = (f"def program({', '.join(names)}):\n" + "\n".join(body or ["    pass"]) + "\n"
+           "    return {k: v for k, v in locals().items() if isinstance(v, xp.Array)}\n")
+    return "\n".join(leaves), names, src
+
+
+def _same(line: str, got: Any, want: Any) -> None:
+    for k in want:
+        g, w = got[k].to_numpy(), want[k].to_numpy()
+        if g.dtype != w.dtype or g.shape != w.shape or not np.array_equal(g, w, equal_nan=g.dtype.kind in "fc"):
+            raise Mismatch(f"jit: {k} differs from the un-jitted run ({line})\n got {g!r}\n want {w!r}")
+
+
+def check_jit(dev: Any, p: Program) -> str:
+    """Run the program ``p`` printed, as a function of its leaves: un-jitted, then through
+    ``pyaccel.jit`` twice (the trace, and a replay on fresh copies of the leaves with the pool
+    holding 0xFF-filled buffers of the trace's allocation sizes); every array each run made or
+    was given must be bit for bit the un-jitted run's. A program with a data-dependent step
+    (a host read inside the function) must raise ``JitError`` naming a call."""
+    from pyaccel.jit import _ALLOC
+
+    leaf_src, names, src = _jit_source(p.lines)
+    g = {"xp": xp, "np": np, "math": math, "dev": dev, "pyaccel": xp}
+    exec(src, g)  # noqa: S102 - our own program text
+
+    def leaves() -> list[Any]:
+        ns = dict(g)
+        exec(leaf_src, ns)  # noqa: S102
+        return [ns[n] for n in names]
+
+    want = g["program"](*leaves())
+    jf = xp.jit(g["program"])
+    try:
+        got = jf(*leaves())
+    except xp.JitError as exc:
+        if not re.search(r"pyaccel\.jit: \S", str(exc)) or "Fix:" not in str(exc):
+            raise Mismatch(f"jit: a JitError without the call or the fix: {exc}") from exc
+        return "split (JitError: " + str(exc).split(" reads", 1)[0].removeprefix("pyaccel.jit: ") + ")"
+    _same("the trace", got, want)
+    sizes = [ev[2] for t in jf.traces() for ev in t.events if ev[0] == _ALLOC]
+    bufs = [dev.malloc(max(n, 4)) for n in sizes]
+    for b in bufs:
+        b.write(b"\xff" * b.nbytes)
+        b.free()
+    _same("a replay", jf(*leaves()), want)
+    if jf.trace_count != 1 or jf.replay_count != 1:
+        raise Mismatch(f"jit: {jf.trace_count} traces, {jf.replay_count} replays (expected 1 and 1)")
+    return "traced and replayed"
+
+
+@pytest.mark.parametrize("mode", ["fused", "eager", "jit"])
+def test_fuzz_programs(device, mode) -> None:
     """Random programs on ``device`` agree with NumPy step by step, with lazy elementwise
     fusion on (``fused``: results read through copies, so trees grow over the steps, and
-    materialised at the end) and off (``pyaccel.fusion(False)``, what PYACCEL_FUSION=0 runs).
-    Under ``CI=true`` each GPU mode runs half of ``FUZZ_CI_EXAMPLES``."""
-    if fused and device.is_cpu:
-        pytest.skip("cpu:0 runs NumPy eagerly: nothing to fuse (the eager mode covers it)")
+    materialised at the end) and off (``pyaccel.fusion(False)``, what PYACCEL_FUSION=0 runs);
+    ``jit``: the step run with fusion on, then the printed program as one function through
+    ``pyaccel.jit`` (:func:`check_jit`). Under ``CI=true`` each GPU mode runs half of
+    ``FUZZ_CI_EXAMPLES`` (jit: a fifth)."""
+    fused = mode != "eager"
+    if mode != "eager" and device.is_cpu:
+        pytest.skip("cpu:0 runs NumPy eagerly: nothing to fuse or trace (the eager mode covers it)")
     n = _examples()
     if n and not device.is_cpu and not _env_examples:
-        n = max(1, n // 2)
+        n = max(1, n // (5 if mode == "jit" else 2))
     cfg = settings(settings.get_profile(settings.get_current_profile_name()),
                    **({"max_examples": n} if n else {}), derandomize=False, deadline=None,
                    print_blob=True, report_multiple_bugs=False)
@@ -1126,7 +1199,10 @@ def test_fuzz_programs(device, fused) -> None:
     def _check(data: Any) -> None:
         stats["programs"] += 1
         if not collect:
-            stats["steps"] += len(run_program(device, data).lines) - 1
+            p = run_program(device, data)
+            stats["steps"] += len(p.lines) - 1
+            if mode == "jit":
+                _count("jit: " + check_jit(device, p))
             return
         p = None
         try:
@@ -1134,6 +1210,8 @@ def test_fuzz_programs(device, fused) -> None:
             _fill(p, data)
             p.check_lazy()
             stats["steps"] += len(p.lines) - 1
+            if mode == "jit":
+                _count("jit: " + check_jit(device, p))
         except Exception as exc:  # noqa: BLE001 - collect mode: record and go on
             with open(collect, "a") as fh:
                 lines = "\n".join(p.lines if p else [])
@@ -1141,7 +1219,7 @@ def test_fuzz_programs(device, fused) -> None:
 
     STATS.clear()
     check()
-    print(f"fuzz on {device.uri} ({'fused' if fused else 'eager'}): {stats['programs']} programs, {stats['steps']} lines; steps: {STATS}")
+    print(f"fuzz on {device.uri} ({mode}): {stats['programs']} programs, {stats['steps']} lines; steps: {STATS}")
 
 
 def test_program_printer_reproduces(rng) -> None:
