@@ -170,6 +170,20 @@ def _run_build_step(cmd: list[str], what: str) -> None:
 
 
 def _ensure_site() -> Path:
+    """web/dist, rebuilt first when stale. One xdist worker at a time decides and builds
+    (an exclusive lock on web/.dist-build.lock): two workers building at once race, as
+    Vite empties web/dist when it starts, so the other one would find no index.html."""
+    import fcntl
+
+    with open(WEB / ".dist-build.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            return _ensure_site_locked()
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _ensure_site_locked() -> Path:
     lock = PUBLIC_PYODIDE / "pyodide-lock.json"
     index = DIST / "index.html"
     wheel_sources = _files(ROOT / "pyaccel") + [
@@ -177,7 +191,9 @@ def _ensure_site() -> Path:
         ROOT / "wasm" / "build.py",
         ROOT / "node_modules" / "pyodide" / "package.json",
     ]
-    web_sources = _files(WEB, exclude=(DIST, PUBLIC_PYODIDE)) + [
+    # (web/dist-jupyterlite is another build's output: setup.sh writes it after web/dist)
+    web_sources = _files(WEB, exclude=(DIST, PUBLIC_PYODIDE, WEB / "dist-jupyterlite",
+                                       WEB / ".dist-build.lock")) + [
         ROOT / "vite.config.js",
         ROOT / "package.json",
         ROOT / "package-lock.json",
