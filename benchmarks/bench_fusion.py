@@ -21,7 +21,9 @@ one-thread kernel adding the 4096 partials);
 
 plus dispatches per chain (``device.memory_stats()["dispatches"]``), and the MLP demo
 forward (examples/mlp.py, batch 256, width 512) and examples/heat_diffusion.py (256 x 256,
-20 steps) with fusion on vs off.
+20 steps) with fusion on vs off; ``relu(a @ w + b)`` at 512^3 (256^3 with ``--quick``) fused
+(one matmul kernel with the bias and ReLU as its epilogue), eager, and the bare ``a @ w``
+(its kernel alone: the epilogue's cost is fused / bare - 1).
 
 ``pyaccel.jit`` (docs/jit.md): a traced 100-op function (elementwise ops and a reduction every
 25 ops, on 64 x 64 float32, so the device's work is small and the Python cost shows), per-call
@@ -466,6 +468,38 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(row)
         print(f"{kind:8s} fused {med['fused'] * 1e3:8.2f} ms  eager {med['eager'] * 1e3:8.2f} ms  "
               f"speed-up {row['speedup']:.2f}x | dispatches fused {disp['fused']} eager {disp['eager']}")
+
+    # relu(a @ w + b): the matmul kernel with the bias and ReLU as its epilogue
+    # (ops/fusion_matmul.py) vs fusion off vs the bare product a @ w (its kernel alone)
+    if not args.only_jit:
+        mn = 256 if args.quick else 512
+        ah, wh = rng.standard_normal((mn, mn)).astype(np.float32), rng.standard_normal((mn, mn)).astype(np.float32)
+        bh = rng.standard_normal(mn).astype(np.float32)
+        a, w, b = (pyaccel.asarray(t, device=dev) for t in (ah, wh, bh))
+
+        def epi(on: bool, bare: bool = False) -> Any:
+            def run() -> Any:
+                with pyaccel.fusion(on):
+                    y = a @ w if bare else pyaccel.maximum(a @ w + b, 0.0)
+                    F.materialize(y)
+                dev.synchronize()
+                return y
+            return run
+
+        variants = {"fused": epi(True), "eager": epi(False), "matmul_only": epi(True, True)}
+        np.testing.assert_array_equal(variants["fused"]().to_numpy(), variants["eager"]().to_numpy())
+        disp = {"fused": _dispatches(dev, variants["fused"], True), "eager": _dispatches(dev, variants["eager"], False),
+                "matmul_only": _dispatches(dev, variants["matmul_only"], True)}
+        t = interleaved(variants, rounds)
+        med = {k: median(v) for k, v in t.items()}
+        row = {"case": f"relu(a@w+b) {mn}^3", **{f"{k}_s": med[k] for k in med},
+               "speedup": med["eager"] / med["fused"], "fused_over_matmul_only": med["fused"] / med["matmul_only"],
+               **{f"dispatches_{k}": v for k, v in disp.items()}}
+        rows.append(row)
+        print(f"epilogue fused {med['fused'] * 1e3:8.2f} ms  eager {med['eager'] * 1e3:8.2f} ms  "
+              f"a@w alone {med['matmul_only'] * 1e3:8.2f} ms | speed-up {row['speedup']:.2f}x  fused/(a@w alone) "
+              f"{row['fused_over_matmul_only']:.2f}x | dispatches fused {disp['fused']} eager {disp['eager']} "
+              f"a@w {disp['matmul_only']}")
 
     import json
 

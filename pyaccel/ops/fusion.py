@@ -85,9 +85,10 @@ class Node:
     """The value of a lazy array: ``fn`` (expression, compute type, result storage type,
     operand conversions) applied to ``ins`` (Arrays, lazy or not, and ``_Scalar``s)."""
 
-    __slots__ = ("fn", "ins", "nops", "leaves", "nusers", "users", "lock", "dev")
+    __slots__ = ("fn", "ins", "nops", "leaves", "nusers", "users", "lock", "dev", "mm")
 
-    def __init__(self, fn: tuple, ins: list[Any], nops: int, leaves: frozenset[int], dev: Any) -> None:
+    def __init__(self, fn: tuple | None, ins: list[Any], nops: int, leaves: frozenset[int], dev: Any,
+                 mm: int = 0) -> None:
         self.fn = fn
         self.ins = ins
         self.nops = nops
@@ -96,6 +97,26 @@ class Node:
         self.users: dict[int, weakref.ref[Array]] = {}  # lazy consumers (id -> weak ref)
         self.dev = dev
         self.lock = launch.device_lock(dev)
+        # the token of the deferred matmul the tree holds (ops/fusion_matmul.py; 0: none)
+        self.mm = mm
+
+
+_mm_ids = itertools.count(1)
+# fusion_matmul.launch, set when that module is imported (it makes every MatmulNode)
+_MATMUL_LAUNCH: list[Any] = [None]
+
+
+class MatmulNode(Node):
+    """The value of a deferred matmul (:mod:`.fusion_matmul`): ``a @ b`` over the contiguous
+    buffers of ``ins`` (two plain Arrays), recorded when it is needed, with the elementwise
+    tree that consumes it as the kernel's epilogue when that tree is computed first. Its
+    ``nops`` is above :data:`RECOMPUTE_OPS`, so it is never recomputed by two consumers."""
+
+    __slots__ = ("dims",)
+
+    def __init__(self, ins: list[Array], dims: tuple, dev: Any) -> None:
+        super().__init__(None, ins, RECOMPUTE_OPS + 1, frozenset(id(a._b) for a in ins), dev, next(_mm_ids))
+        self.dims = dims  # (dtype, batch, M, K, N, a batch stride, b batch stride)
 
 
 class _Scalar:
@@ -203,12 +224,18 @@ class _Template:
                     seen.add(id(a))
                     node.nusers += 1
                     # the multi-consumer rule, and a big tree is not recomputed per element
-                    # of a broadcast
-                    if node.nops > RECOMPUTE_OPS and (node.nusers >= 2 or a._shape != self.shape):
+                    # of a broadcast (a tree holding a deferred matmul may have several
+                    # consumers: fusion_matmul.launch computes it first if they are not all
+                    # in the kernel it records)
+                    if node.nops > RECOMPUTE_OPS and (a._shape != self.shape or (node.nusers >= 2 and not node.mm)):
                         _materialize_locked(a)
             elif a._b._handle is None:
                 a._b.handle  # noqa: B018 - a freed buffer raises BufferFreedError here, at the op
             ins.append(a)
+        mms = [a for a in ins if isinstance(a, Array) and a._lazy is not None and a._lazy.mm]
+        for a in mms[1:]:  # one deferred matmul per kernel: trees of the others computed first
+            if a._lazy is not None and a._lazy.mm != mms[0]._lazy.mm:
+                _materialize_locked(a)
         while True:
             nops, leaves = 1, set()
             for a in ins:
@@ -225,7 +252,8 @@ class _Template:
                       key=lambda a: a._lazy.nops)
             _materialize_locked(big)
         out = Array._new(None, self.shape, self.dt, self.dev)  # type: ignore[arg-type]
-        node = Node(self.fn, ins, nops, frozenset(leaves), self.dev)
+        mm = next((a._lazy.mm for a in ins if isinstance(a, Array) and a._lazy is not None and a._lazy.mm), 0)
+        node = Node(self.fn, ins, nops, frozenset(leaves), self.dev, mm)
         out._lazy = node
         for a in ins:
             if isinstance(a, Array):
@@ -285,7 +313,12 @@ def _launch(arr: Array) -> Array:
     """Record the fused kernel computing the lazy ``arr`` into a new array (device lock held)."""
     node = arr._lazy
     dev = node.dev  # type: ignore[union-attr]
-    kern, leaves, scalars, shape_info = _collect(arr)
+    w = None
+    if node.mm:  # type: ignore[union-attr]  # a deferred matmul: the tree is its epilogue
+        out, w = _MATMUL_LAUNCH[0](arr)  # (fusion_matmul.launch: that module made the node)
+        if out is not None:
+            return out
+    kern, leaves, scalars, shape_info = _collect(arr, w)
     n = prod(arr._shape)
     out = Array._output(dev, arr._shape, arr._dtype)
     handles = [out._b.handle] + [b.handle for b in leaves]
@@ -335,7 +368,7 @@ class _Walk:
     scalars, the ``bc`` leaves and the collapsed iteration shape and strides."""
 
     __slots__ = ("nodes", "leaves", "leaf_desc", "leaf_off", "scalars", "bc", "cshape", "cst", "shape",
-                 "dt")
+                 "dt", "mm", "arrays")
 
     def __init__(self, nodes: list[tuple], leaves: list[Any], leaf_desc: list[tuple[str, str]],
                  leaf_off: list[int], scalars: list[_Scalar], bc: list[int], cshape: list[int],
@@ -350,6 +383,8 @@ class _Walk:
         self.cst = cst
         self.shape = shape
         self.dt = dt
+        self.mm: Array | None = None  # the deferred matmul the tree reads (ref ("m",)), if any
+        self.arrays: list[Array] = []  # the lazy array of each node (nodes' order)
 
     def key(self) -> tuple:
         """The structure (never values): nodes, leaf types and classes, scalar types, the
@@ -387,6 +422,8 @@ def _walk(root: Array) -> _Walk:
     scalars: list[_Scalar] = []
     nodes: list[tuple] = []
     node_ix: dict[int, int] = {}
+    mm: list[Array] = []
+    arrays: list[Array] = []
 
     def leaf(a: Array) -> tuple:
         off = 0
@@ -413,6 +450,10 @@ def _walk(root: Array) -> _Walk:
         node = a._lazy
         if node is None:
             return leaf(a)
+        if isinstance(node, MatmulNode):  # (one per tree: Template._make)
+            if not mm:
+                mm.append(a)
+            return ("m", a._dtype.wgsl)
         k = node_ix.get(id(a))
         if k is not None:
             return ("n", k)
@@ -425,6 +466,7 @@ def _walk(root: Array) -> _Walk:
                 refs.append(visit(x))
         k = node_ix[id(a)] = len(nodes)
         nodes.append((node.fn, tuple(refs)))
+        arrays.append(a)
         return ("n", k)
 
     visit(root)
@@ -433,14 +475,17 @@ def _walk(root: Array) -> _Walk:
         cshape, cst = _k.collapse(list(shape), [list(leaf_st[j]) for j in bc])
     else:
         cshape, cst = ([n] if n != 1 else []), []
-    return _Walk(nodes, leaves, leaf_desc, leaf_off, scalars, bc, list(cshape), [list(c) for c in cst],
-                 shape, root._dtype)
+    w = _Walk(nodes, leaves, leaf_desc, leaf_off, scalars, bc, list(cshape), [list(c) for c in cst],
+              shape, root._dtype)
+    w.mm = mm[0] if mm else None
+    w.arrays = arrays
+    return w
 
 
-def _collect(root: Array) -> tuple[_Kernel, list[Any], list[_Scalar], tuple]:
-    """Walk the lazy tree of ``root``: the cached kernel, the leaf buffers (binding order),
-    the scalars and (collapsed shape, strides of the ``bc`` leaves)."""
-    w = _walk(root)
+def _collect(root: Array, w: _Walk | None = None) -> tuple[_Kernel, list[Any], list[_Scalar], tuple]:
+    """Walk the lazy tree of ``root`` (unless ``w`` is that walk): the cached kernel, the leaf
+    buffers (binding order), the scalars and (collapsed shape, strides of the ``bc`` leaves)."""
+    w = _walk(root) if w is None else w
     n = prod(root._shape)
     bc, leaf_desc, leaves = w.bc, w.leaf_desc, w.leaves
     vec = (not bc and n % 4 == 0 and n >= _k.VEC_MIN
@@ -473,7 +518,7 @@ _T = re.compile(r"\bT\b")
 
 
 def _compute(nodes: list[tuple], leaf_desc: list[tuple[str, str]], out_wgsl: str,
-             opaque_last: bool = False) -> str:
+             opaque_last: bool = False, mm_t: str | None = None) -> str:
     """WGSL of a tree's functions: the ``ew_*`` libraries it calls, one function per row and
     ``compute(a0, a1, ...)`` (leaf values in, the root's value out). Every f32 node but the
     root goes through the opaque ``p.pa`` round trip (no FMA contraction across nodes); the
@@ -498,6 +543,8 @@ def _compute(nodes: list[tuple], leaf_desc: list[tuple[str, str]], out_wgsl: str
         for ref, conv in zip(refs, fn[3], strict=True):
             if ref[0] == "l":
                 raw, tag = f"a{ref[1]}", leaf_desc[ref[1]][0]
+            elif ref[0] == "m":  # the deferred matmul's value (the epilogue's argument am)
+                raw, tag = "am", ref[1]
             elif ref[0] == "s":
                 j = ref[1]
                 raw, tag = f"bitcast<{ref[2]}>(p.s[{j // 4}].{'xyzw'[j % 4]})", ref[2]
@@ -512,7 +559,7 @@ def _compute(nodes: list[tuple], leaf_desc: list[tuple[str, str]], out_wgsl: str
             call = f"bitcast<f32>(bitcast<u32>({call}) ^ p.pa)"
         lines.append(f"    let n{k} = {call};")
     last = len(nodes) - 1
-    sig = ", ".join(f"a{j}: {t}" for j, (t, _) in enumerate(leaf_desc))
+    sig = ", ".join([f"a{j}: {t}" for j, (t, _) in enumerate(leaf_desc)] + ([f"am: {mm_t}"] if mm_t else []))
     compute = (f"fn compute({sig}) -> {out_wgsl} {{\n" + "\n".join(lines)
                + f"\n    return n{last};\n}}\n")
     lib_src = ""
@@ -576,5 +623,5 @@ def _source(nodes: list[tuple], leaf_desc: list[tuple[str, str]], stags: list[st
     return head + body + main
 
 
-__all__ = ["ENV", "FUSABLE", "MAX_OPS", "RECOMPUTE_OPS", "STATS", "before_write", "defer", "enabled",
+__all__ = ["ENV", "FUSABLE", "MAX_OPS", "RECOMPUTE_OPS", "STATS", "MatmulNode", "before_write", "defer", "enabled",
            "evaluate", "fusion", "materialize", "set_fusion"]

@@ -49,6 +49,7 @@ class FusedInput:
     binds its tree instead). ``stand_in``: a real buffer to bind where the kernel declares
     a read-only binding it does not read (``aux`` of a plain sum)."""
 
+    swaps_block = True  # (gpu_kernels._dispatch: binds it by swapping a marked block)
     __slots__ = ("arr", "walk", "nbytes")
 
     def __init__(self, arr: Array, walk: Any) -> None:
@@ -148,6 +149,8 @@ def operand(x: Array, family: str) -> Any:
         return x._buf
     with node.lock:
         if x._lazy is None:
+            return x._buf
+        if node.mm:  # a deferred matmul in the tree: computed with its epilogue first
             return x._buf
         lim = x.device.limits.max_storage_buffers_per_stage - FAMILIES[family][1]
         node.nusers += 1

@@ -146,7 +146,7 @@ def _u16_entry(C: int) -> str:
     L += ["    }", "    let ob = ((P.s0 + ci) * P.batch + bz) * P.M * n4;"]
     for j in range(C):
         L += [f"    let o{j} = my4 + {32 * j}u;", f"    if o{j} < n4 {{"]
-        L += [f"        if m0 + {i}u < P.M {{ out[ob + (m0 + {i}u) * n4 + o{j}] = vec4<O>(c{i}_{j}); }}"
+        L += [f"        if m0 + {i}u < P.M {{ sto4(ob + (m0 + {i}u) * n4 + o{j}, c{i}_{j}); }}"
               for i in range(R)]
         L.append("    }")
     L.append("}")
@@ -182,10 +182,14 @@ def _dispatch(device: Device, family: str, aliases: dict[str, str], entry: str,
     impl = device.impl
     src = _source(family, **aliases)
     entries: list[tuple] = []
-    fused = next((buf for _, buf in bindings if isinstance(buf, FusedInput)), None)
-    if fused is not None:  # a lazy input computed in place (ops/fusion_reduce.py)
-        src = fused.bind(device, family, aliases, src, entries)
-        bindings = [(b, buf) for b, buf in bindings if buf is not fused]
+    # a lazy input computed in place (FusedInput, ops/fusion_reduce.py), an elementwise
+    # epilogue computed at the store (FusedOutput, ops/fusion_matmul.py): each swaps its
+    # marked block of the source and binds its own buffers
+    fused = list({id(buf): buf for _, buf in bindings if getattr(buf, "swaps_block", False)}.values())
+    for f in fused:  # (one object may stand at several bindings: bound once)
+        src = f.bind(device, family, aliases, src, entries)
+    if fused:
+        bindings = [(b, buf) for b, buf in bindings if not getattr(buf, "swaps_block", False)]
     pipe = pipeline(impl, src, entry, constants, f"{family}.{entry}" + ("+fused" if fused else ""))
     for b, buf in bindings:
         h = buf.handle
@@ -694,10 +698,10 @@ _MM_SPLIT_MIN = 1024
 
 
 def _matmul(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int, K: int, N: int,
-            sa: int, sb: int, variant: str) -> Buffer:
+            sa: int, sb: int, variant: str, epilogue: Any = None) -> Buffer:
     if not lock_held(device._lock):  # (matmul holds it; the autotuner's timer may not)
         with device._lock:
-            return _matmul(device, a, b, dt, batch, M, K, N, sa, sb, variant)
+            return _matmul(device, a, b, dt, batch, M, K, N, sa, sb, variant, epilogue)
     _check_gpu(device, "matmul")
     _dims("matmul", batch=batch, M=M, K=K, N=N, a_batch_stride=sa, b_batch_stride=sb)
     T = _wgsl(device, dt, "matmul")
@@ -731,9 +735,14 @@ def _matmul(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int,
                   params, 3, grid)
 
     if nk == 1:  # the usual case: one pass straight into the result
+        if epilogue is not None:  # (fusion_matmul: an elementwise tree computed at the store)
+            record(epilogue, T, 0, 1, 0)
+            return epilogue.buffer
         out = device.malloc(count * _size(T))
         record(out, T, 0, 1, 0)
         return out
+    if epilogue is not None:
+        raise AssertionError("matmul: an epilogue needs K in one chunk (fusion_matmul.defer checks it)")
     # long K: partial products of K chunks in slices (type A), summed by reduce passes;
     # past the binding limit in rounds whose first slice carries the previous rounds' sum
     slice_bytes = count * _size(A)
@@ -761,7 +770,8 @@ def _matmul(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int,
 
 @_locked
 def matmul(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int, K: int, N: int,
-           a_batch_stride: int, b_batch_stride: int, variant: str | None = None) -> Buffer:
+           a_batch_stride: int, b_batch_stride: int, variant: str | None = None,
+           epilogue: Any = None) -> Buffer:
     """Batched ``a @ b``: a (batch, M, K), b (batch, K, N) row-major -> (batch, M, N).
 
     Matrix i of a starts at element ``i * a_batch_stride`` (0 broadcasts one matrix), of b
@@ -771,14 +781,16 @@ def matmul(device: Device, a: Buffer, b: Buffer, dt: DType, batch: int, M: int, 
     adapter, dtype and size class (:mod:`pyaccel.ops.autotune`; ``PYACCEL_AUTOTUNE=0``: the
     static default, u16x8 where K and N are multiples of 4 and the dtype is 32-bit, else
     tiled). f16 accumulates
-    in f32; i32/u32 wrap; ``K == 0`` gives zeros.
+    in f32; i32/u32 wrap; ``K == 0`` gives zeros. ``epilogue`` (a ``fusion_matmul.FusedOutput``,
+    K within one chunk): the kernel stores that elementwise tree of the product instead, into
+    the epilogue's output buffer (returned).
     """
     name = variant if variant is not None else _pinned_variant()
     v4_ok = (dt.wgsl in ("f32", "i32", "u32") and K % 4 == 0 and N % 4 == 0
              and a_batch_stride % 4 == 0 and b_batch_stride % 4 == 0)
     if name is None or not (MATMUL_VARIANTS[name][0] != "matmul_v4" or v4_ok):
         name = _choose(device, dt, M, K, N, v4_ok)
-    return _matmul(device, a, b, dt, batch, M, K, N, a_batch_stride, b_batch_stride, name)
+    return _matmul(device, a, b, dt, batch, M, K, N, a_batch_stride, b_batch_stride, name, epilogue)
 
 
 def _static_choice(M: int, K: int, N: int, v4_ok: bool) -> str:

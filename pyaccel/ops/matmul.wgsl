@@ -44,7 +44,11 @@ struct Params {
 
 @group(0) @binding(0) var<storage, read> a: array<T>;
 @group(0) @binding(1) var<storage, read> b: array<T>;
+// <output> the result; ops/fusion_matmul.py replaces this block by an elementwise epilogue
+// (sto(i, v) then stores the lazy tree over element i of the product, v its value)
 @group(0) @binding(2) var<storage, read_write> out: array<O>;
+fn sto(i: u32, v: A) { out[i] = O(v); }
+// </output>
 @group(0) @binding(3) var<uniform> P: Params;
 
 // As[k * 16 + i] = rows 4i..4i+3 of the a tile at column k; Bs[k * 16 + j] = columns 4j..4j+3.
@@ -129,15 +133,15 @@ fn store_row(obase: u32, row: u32, col0: u32, v: vec4<A>) {
     }
     let o = obase + row * P.N + col0;
     if col0 + 3u < P.N {
-        out[o] = O(v.x);
-        out[o + 1u] = O(v.y);
-        out[o + 2u] = O(v.z);
-        out[o + 3u] = O(v.w);
+        sto(o, v.x);
+        sto(o + 1u, v.y);
+        sto(o + 2u, v.z);
+        sto(o + 3u, v.w);
         return;
     }
     for (var j = 0u; j < 4u; j += 1u) {
         if col0 + j < P.N {
-            out[o + j] = O(v[j]);
+            sto(o + j, v[j]);
         }
     }
 }
@@ -164,7 +168,7 @@ fn naive(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
         ia += 1u;
         ib += P.N;
     }
-    out[t + P.s0 * P.batch * P.M * P.N] = O(acc);
+    sto(t + P.s0 * P.batch * P.M * P.N, acc);
 }
 
 // reg4x4 / reg8x4: no workgroup memory (on CPU-like adapters the caches do what it would);
@@ -188,10 +192,10 @@ fn st4(obase: u32, m: u32, n0: u32, v: vec4<A>) {
         return;
     }
     let o = obase + m * P.N;
-    if n0 < P.N { out[o + n0] = O(v.x); }
-    if n0 + 8u < P.N { out[o + n0 + 8u] = O(v.y); }
-    if n0 + 16u < P.N { out[o + n0 + 16u] = O(v.z); }
-    if n0 + 24u < P.N { out[o + n0 + 24u] = O(v.w); }
+    if n0 < P.N { sto(o + n0, v.x); }
+    if n0 + 8u < P.N { sto(o + n0 + 8u, v.y); }
+    if n0 + 16u < P.N { sto(o + n0 + 16u, v.z); }
+    if n0 + 24u < P.N { sto(o + n0 + 24u, v.w); }
 }
 
 struct Tile {

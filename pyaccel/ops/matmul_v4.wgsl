@@ -34,7 +34,11 @@ struct Params {
 
 @group(0) @binding(0) var<storage, read> a: array<vec4<T>>;
 @group(0) @binding(1) var<storage, read> b: array<vec4<T>>;
+// <output> the result; ops/fusion_matmul.py replaces this block by an elementwise epilogue
+// (sto4(q, v) then stores elements 4 q .. 4 q + 3 of the lazy tree, v the product's values)
 @group(0) @binding(2) var<storage, read_write> out: array<vec4<O>>;
+fn sto4(q: u32, v: vec4<T>) { out[q] = vec4<O>(v); }
+// </output>
 @group(0) @binding(3) var<uniform> P: Params;
 
 struct Tile {
@@ -67,7 +71,7 @@ fn ld_a(t: Tile, m: u32, k4: u32) -> vec4<T> {
 
 fn st(t: Tile, m: u32, v: vec4<T>) {
     if m < P.M && t.n4 < P.N / 4u {
-        out[t.orow + m * (P.N / 4u) + t.n4] = vec4<O>(v);
+        sto4(t.orow + m * (P.N / 4u) + t.n4, v);
     }
 }
 
@@ -195,7 +199,7 @@ fn u16x4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
     let ob = ((P.s0 + ci) * P.batch + bz) * P.M * n4 + my4;
     for (var i = 0u; i < 16u; i += 1u) {
         if m0 + i < P.M {
-            out[ob + (m0 + i) * n4] = vec4<O>(c[i]);
+            sto4(ob + (m0 + i) * n4, c[i]);
         }
     }
 }

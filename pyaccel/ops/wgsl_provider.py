@@ -40,6 +40,7 @@ from ..errors import UnsupportedDTypeError
 from ..promotion import check_scalar_fits
 from . import decompositions as _dec
 from . import fusion as _fusion
+from . import fusion_matmul as _fm
 from . import fusion_reduce as _fr
 from . import gpu_kernels as _gk
 from . import host_path as _hp
@@ -743,6 +744,9 @@ class WgslOps:
         if dt in MULTI_LANE:
             buf = _gk.matmul_wide(dev, a._buf, b._buf, dt, batch, M, K, N, sa, sb)
             return Array._new(buf, tuple(final), dt, dev)
+        lazy = _fm.defer(self, a, b, dt, batch, M, K, N, sa, sb, tuple(final))
+        if lazy is not None:  # (fusion: computed when needed, with its elementwise consumer)
+            return lazy
         buf = _gk.matmul(dev, a._buf, b._buf, dt, batch, M, K, N, sa, sb)
         if dt in _NARROW_WIDE:  # the kernel wraps in 32 bits; wrap to the narrow width
             return self.astype(Array._new(buf, tuple(final), _NARROW_WIDE[dt], dev), dt)
