@@ -77,13 +77,22 @@ def table(res: dict) -> str:
     lines = [f"adapter: {res['adapter']}  pyodide {res['pyodide']}  pyaccel {res['pyaccel']['version']}",
              f"chained: N dispatches then one read, median of {res['repeat']}",
              f"{'n':>8} {'N':>5} {'plain JS':>10} {'Kernel':>10} {'ratio':>6} {'workgroups=':>12} "
-             f"{'dispatch':>9} {'record':>8} {'Array':>8}  (µs per op)"]
+             f"{'dispatch':>9} {'record':>8} {'Array':>8} {'unfused':>8} {'jit':>8}  (µs per op)"]
+
+    def f(v: float | None) -> str:
+        return "—" if v is None else f"{v:.1f}"
+
     for r in res["chained"]:
-        arr = r.get("array_us_per_op")
         lines.append(f"{r['n']:>8} {r['dispatches']:>5} {r['js_us_per_op']:>10.1f} {r['kernel_us_per_op']:>10.1f} "
                      f"{r['ratio_kernel']:>6.2f} {r['kernel_wg_us_per_op']:>12.1f} "
                      f"{r['dispatch_us_per_op']:>9.1f} {r['kernel_record_us_per_op']:>8.1f} "
-                     f"{'—' if arr is None else f'{arr:.1f}':>8}")
+                     f"{f(r.get('array_us_per_op')):>8} {f(r.get('array_eager_us_per_op')):>8} "
+                     f"{f(r.get('array_jit_us_per_op')):>8}")
+    lines.append("Array: y = y + x chained with fusion on (the default; dispatches "
+                 + ", ".join(str(r.get("array_dispatches", "?")) for r in res["chained"])
+                 + "), unfused: pyaccel.fusion(False) (dispatches "
+                 + ", ".join(str(r.get("array_eager_dispatches", "?")) for r in res["chained"])
+                 + "), jit: the chain as one pyaccel.jit function")
     lines.append(f"{'bytes':>10} {'JS up':>8} {'py up':>8} {'JS down':>8} {'py down':>8} {'py into':>8}  (GB/s)")
     for u, d in zip(res["upload"], res["download"], strict=True):
         lines.append(f"{u['bytes']:>10} {u['js_gbps']:>8.3f} {u['pyaccel_gbps']:>8.3f} "

@@ -273,3 +273,19 @@ def test_threads_share_a_deferred_product(gpu_device, rng, pinned) -> None:
         t.join()
     for k in range(4):
         np.testing.assert_allclose(out[k], (ah @ wh) * (k + 1), rtol=2e-5, atol=2e-5)
+
+
+def test_jit_replays_the_epilogue(gpu_device, rng, pinned) -> None:
+    """A traced MLP layer records the matmul kernel with its epilogue once and replays it
+    with new arguments (no fusion planning on later calls)."""
+    dev = gpu_device
+    pinned("u16x4")
+    layer = pyaccel.jit(lambda x, w, b: pyaccel.sum(pyaccel.maximum(x @ w + b, 0.0) @ w.T, axis=0))
+    for i in range(3):
+        xh, wh, bh = _f32(rng, (32, 16)), _f32(rng, (16, 24)), _f32(rng, 24)
+        f0 = F.STATS.get("fused_matmuls", 0)
+        got = layer(*(pyaccel.asarray(t, device=dev) for t in (xh, wh, bh))).to_numpy()
+        assert F.STATS.get("fused_matmuls", 0) - f0 == (1 if i == 0 else 0)  # traced once
+        want = (np.maximum(xh.astype(np.float64) @ wh + bh, 0) @ wh.T).sum(axis=0)
+        scale = (np.abs(np.maximum(xh @ wh + bh, 0)) @ np.abs(wh.T)).sum(axis=0) + 1
+        assert (np.abs(got - want) / scale).max() < 5e-5

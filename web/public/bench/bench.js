@@ -182,11 +182,15 @@ export async function run({ quick = false, smoke = false } = {}) {
     const row = { n, dispatches: N, js_us_per_op: js.us_per_op, js_check_ok: js.check === (repeat + 1) * N, ...p };
     row.ratio_kernel = p.kernel_us_per_op / js.us_per_op;
     if (p.array_us_per_op != null) row.ratio_array = p.array_us_per_op / js.us_per_op;
+    if (p.array_eager_us_per_op != null) row.ratio_array_eager = p.array_eager_us_per_op / js.us_per_op;
+    if (p.array_jit_us_per_op != null) row.ratio_array_jit = p.array_jit_us_per_op / js.us_per_op;
     res.chained.push(row);
     log(`chained n=${n} (${N} dispatches): js ${js.us_per_op.toFixed(1)} µs/op, pyaccel Kernel ${p.kernel_us_per_op.toFixed(1)} µs/op ` +
         `(x${row.ratio_kernel.toFixed(2)}), workgroups= ${p.kernel_wg_us_per_op.toFixed(1)}, ` +
         `dispatch floor ${p.dispatch_us_per_op.toFixed(1)}` +
-        (p.array_us_per_op != null ? `, Array y = y + x ${p.array_us_per_op.toFixed(1)} (x${row.ratio_array.toFixed(2)})` : ""));
+        (p.array_us_per_op != null ? `, Array y = y + x ${p.array_us_per_op.toFixed(1)} (x${row.ratio_array.toFixed(2)})` : "") +
+        (p.array_eager_us_per_op != null ? `, fusion off ${p.array_eager_us_per_op.toFixed(1)} (x${row.ratio_array_eager.toFixed(2)})` : "") +
+        (p.array_jit_us_per_op != null ? `, jit ${p.array_jit_us_per_op.toFixed(1)} (x${row.ratio_array_jit.toFixed(2)})` : ""));
   }
   for (const nbytes of xferBytes) {
     status(`transfers, ${nbytes} bytes…`);

@@ -89,7 +89,33 @@ def bench_chained(n, N, repeat, wgsl):
                     z = z + xa
                 last(z)
 
+            # fusion on (the default on GPU devices: trees of up to 32 adds per kernel) and
+            # off (one dispatch per op, what PYACCEL_FUSION=0 runs)
             out["array_us_per_op"] = _median_ms(array_chain, repeat) * 1e3 / N
+            fusion = getattr(pyaccel, "fusion", None)
+            if fusion is not None:
+                d0 = DEV.memory_stats()["dispatches"]
+                array_chain()
+                out["array_dispatches"] = DEV.memory_stats()["dispatches"] - d0
+                with fusion(False):
+                    out["array_eager_us_per_op"] = _median_ms(array_chain, repeat) * 1e3 / N
+                    d0 = DEV.memory_stats()["dispatches"]
+                    array_chain()
+                    out["array_eager_dispatches"] = DEV.memory_stats()["dispatches"] - d0
+            jit = getattr(pyaccel, "jit", None)
+            if jit is not None and N <= 1000:
+                def chain_fn(z, x):
+                    for _ in range(N):
+                        z = z + x
+                    return z
+
+                traced = jit(chain_fn)
+                traced(ya, xa)  # the trace
+
+                def array_jit():
+                    last(traced(ya, xa))
+
+                out["array_jit_us_per_op"] = _median_ms(array_jit, repeat) * 1e3 / N
         except Exception as e:  # the Array API is young; report, do not fail the benchmark
             out["array_error"] = f"{type(e).__name__}: {e}"
     x.free()
