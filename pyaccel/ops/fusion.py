@@ -410,8 +410,10 @@ class _Walk:
         return words
 
 
-def _walk(root: Array) -> _Walk:
-    """Walk the lazy tree of ``root`` (a node reached twice is computed once)."""
+def _walk(root: Array, keep_arrays: bool = False) -> _Walk:
+    """Walk the lazy tree of ``root`` (a node reached twice is computed once). The walk
+    holds the nodes' lazy Arrays (``arrays``) only with ``keep_arrays``: a walk kept alive
+    (a reduction's FusedInput) must not keep dead lazy arrays registered as readers."""
     shape = root._shape
     n = prod(shape)
     leaf_ix: dict[tuple, int] = {}
@@ -466,7 +468,8 @@ def _walk(root: Array) -> _Walk:
                 refs.append(visit(x))
         k = node_ix[id(a)] = len(nodes)
         nodes.append((node.fn, tuple(refs)))
-        arrays.append(a)
+        if keep_arrays:
+            arrays.append(a)
         return ("n", k)
 
     visit(root)

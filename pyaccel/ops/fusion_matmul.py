@@ -76,13 +76,14 @@ def launch(arr: Array) -> tuple[Array | None, Any]:
     dev = node.dev  # type: ignore[union-attr]
     if isinstance(node, F.MatmulNode):
         return _plain(node, arr._shape), None
-    w = F._walk(arr)
+    w = F._walk(arr, keep_arrays=True)
     while w.mm is not None:
         shared = _shared(w)
         if shared is None:
             break
         F._materialize_locked(shared)  # (its own epilogue, or the plain product)
-        w = F._walk(arr)
+        w = F._walk(arr, keep_arrays=True)
+    w.arrays = []  # (only _shared needs them)
     if w.mm is None:
         return None, w
     if _BASE - 1 + len(w.leaves) > dev.limits.max_storage_buffers_per_stage:
