@@ -362,6 +362,36 @@ for on in (True, False):
     assert df < de, (df, de)
 
 
+def test_matmul_epilogue_matches_eager(array_api, run_py, rng):
+    """``relu(a @ w + b)`` on webgpu:0 (ops/fusion_matmul.py): one dispatch (the matmul with
+    the bias and ReLU at its store), bit-identical to ``fusion(False)``, NumPy within a bound
+    scaled by ``|a| @ |w|``."""
+    a = rand(rng, "float32", (40, 24))
+    w = rand(rng, "float32", (24, 36))
+    b = rand(rng, "float32", (36,))
+    got = run_py(PRELUDE + f"""
+from pyaccel.ops import fusion as F
+res = {{}}
+out({send(a)} @ {send(w)})  # (the first product of this size class autotunes the kernel)
+for on in (True, False):
+    with pyaccel.fusion(on):
+        a, w, b = {send(a)}, {send(w)}, {send(b)}
+        {poison((40, 36), "float32")}
+        dev.synchronize()
+        f0, d0 = F.STATS.get("fused_matmuls", 0), dev.memory_stats()["dispatches"]
+        y = pyaccel.maximum(a @ w + b, 0.0)
+        r = out(y)
+        res[on] = (r, F.STATS.get("fused_matmuls", 0) - f0, dev.memory_stats()["dispatches"] - d0)
+(res[True], res[False])
+""")
+    (fused, nf, df), (eager, ne, de) = got
+    assert fused == eager  # bit for bit
+    assert (nf, df, ne, de) == (1, 1, 0, 3), (nf, df, ne, de)
+    want = np.maximum(a.astype(np.float64) @ w + b, 0)
+    scale = np.abs(a.astype(np.float64)) @ np.abs(w) + 1
+    assert (np.abs(back(fused) - want) / scale).max() < 5e-5
+
+
 # ---------------------------------------------------------------- pyaccel.jit
 def test_jit_sync_and_async(array_api, run_py, rng):
     """``pyaccel.jit`` in the page (docs/jit.md): a trace, then replays on fresh inputs with the
