@@ -16,7 +16,11 @@ its value passes fusion's opaque ``p.pa`` round trip before the tree uses it, so
 are bit-identical to ``fusion(False)``. When the matmul is needed on its own (a read, a
 second consumer, a non-elementwise op, an in-place write into an operand) it runs as the
 plain kernel. Only products whose K fits one invocation (no K split, so one pass writes the
-result) are deferred; the others run eagerly as before.
+result) are deferred; the others run eagerly as before. On the kernels with unrolled stores
+(u16x8, u16x16) only light trees (at most 4 ops, none of exp / log / tanh / pow / the
+trigonometric family) become the epilogue;
+a heavier one runs as its own fused kernel after the product (one dispatch more, and a
+compile of seconds instead of tens of seconds on software GPUs).
 """
 
 from __future__ import annotations
@@ -86,16 +90,35 @@ def launch(arr: Array) -> tuple[Array | None, Any]:
     w.arrays = []  # (only _shared needs them)
     if w.mm is None:
         return None, w
-    if _BASE - 1 + len(w.leaves) > dev.limits.max_storage_buffers_per_stage:
-        F._materialize_locked(w.mm)
-        return None, F._walk(arr)
     mm = w.mm._lazy
     dt, batch, M, K, N, sa, sb = mm.dims
+    if (_BASE - 1 + len(w.leaves) > dev.limits.max_storage_buffers_per_stage
+            or (_heavy(w) and _gk.matmul_variant(dev, M, K, N, dt) in _UNROLLED)):
+        F._materialize_locked(w.mm)
+        return None, F._walk(arr)
     out = Array._output(dev, arr._shape, arr._dtype)
     a, b = mm.ins
     _gk.matmul(dev, a._b, b._b, dt, batch, M, K, N, sa, sb, epilogue=FusedOutput(w, out))
     F.STATS["fused_matmuls"] = F.STATS.get("fused_matmuls", 0) + 1
     return out, None
+
+
+# kernels whose stores are unrolled (128 / 256 per invocation), so an epilogue is inlined
+# that many times: only light trees go there (a tanh-GELU made lavapipe compile ~20 s)
+_UNROLLED = frozenset({"u16x8", "u16x16"})
+_LIGHT_NODES = 4
+_LIB_CALL = re.compile(r"\bf_(\w+)\(")
+# ew_float.wgsl functions of a few instructions (NaN-aware max / min / compares, sign bits)
+_CHEAP = frozenset({"maximum", "minimum", "clip", "isnan", "isinf", "isfinite", "signbit", "sign",
+                    "nan", "inf", "copysign", "eq", "ne"})
+
+
+def _heavy(w: Any) -> bool:
+    """More than :data:`_LIGHT_NODES` ops, or a float function of the ``ew_float`` library
+    beyond the cheap ones (exp, tanh, log, pow, the trigonometric family: polynomials and
+    range reductions): inlined once per unrolled store it compiles too slowly."""
+    return len(w.nodes) > _LIGHT_NODES or any(
+        name not in _CHEAP for fn, _ in w.nodes for name in _LIB_CALL.findall(fn[0]))
 
 
 def _shared(w: Any) -> Array | None:
