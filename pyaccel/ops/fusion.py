@@ -2,7 +2,7 @@
 
 With fusion on (the default on GPU devices; ``PYACCEL_FUSION=0``, :func:`set_fusion` or the
 :func:`fusion` context manager turn it off), an elementwise op whose dtypes are fusable
-(float32, int32, uint32, bool) does not dispatch: ``WgslOps.elementwise`` calls
+(float32, int32, uint32, bool, int8 / int16 / uint8 / uint16) does not dispatch: ``WgslOps.elementwise`` calls
 :func:`defer`, which returns an Array whose ``_lazy`` slot holds a :class:`Node` (the op
 table row's expression, its compute type, and its operands: plain arrays, Python scalars or
 other lazy arrays). The namespace's checks (dtypes, categories, broadcasting, scalar ranges)
@@ -41,12 +41,15 @@ from typing import Any
 from .._flags import check_flag, env_flag
 from .._shapes import broadcast_strides, prod
 from ..array import Array
-from ..dtypes import DType, bool_, float32, int32, uint32
+from ..dtypes import DTYPE_TABLE, DType, bool_, float32, int32, uint32
 from . import kernelgen as _k
 from . import launch
 
 ENV = "PYACCEL_FUSION"
-FUSABLE: frozenset[DType] = frozenset({float32, int32, uint32, bool_})
+# float32, int32, uint32, bool and the narrow integers (stored widened to 32 bits, every
+# result wrapped to the narrow type as the eager kernels do: the dtype table's ``wrap``)
+FUSABLE: frozenset[DType] = frozenset({float32, int32, uint32, bool_} | {
+    d for d, r in DTYPE_TABLE.items() if r.wrap is not None})
 MAX_OPS = 32  # ops in one fused tree
 RECOMPUTE_OPS = 4  # a lazy array of at most this many ops is recomputed in each consumer
 _KERNEL_CACHE = 512
@@ -182,7 +185,7 @@ def defer(ops: Any, row: Any, args: Sequence[Any], shape: tuple[int, ...], cdt: 
             kinds.append((True, conv, None))
         else:
             kinds.append((False, conv, bool_ if conv == "bool" else _k.scalar_t32(cdt)))
-    fn = (expr, T, out_dt.wgsl, tuple(c for _, c, _ in kinds))
+    fn = (expr, T, out_dt.wgsl, tuple(c for _, c, _ in kinds), DTYPE_TABLE[out_dt].wrap)
     tmpl = _Template(ops.device, row, cdt, fn, tuple(kinds), shape, out_dt)
     with tmpl.lock:
         return tmpl._make(args), tmpl
@@ -532,11 +535,12 @@ def _compute(nodes: list[tuple], leaf_desc: list[tuple[str, str]], out_wgsl: str
     for fn, _ in nodes:
         if fn in fns:
             continue
-        expr, T, R, convs = fn
+        expr, T, R, convs, wrap = fn
         name = fns[fn] = f"op{len(fns)}"
         params = ", ".join(f"{v}: {'bool' if c == 'bool' else c}" for v, c in zip("xyz", convs, strict=False))
         body = _T.sub(T, expr)
-        fn_src.append(f"fn {name}({params}) -> {R} {{\n    return {R}({body});\n}}")
+        ret = f"{R}({body})" if wrap is None else f"{R}({body});\n    return {wrap}"  # (as kernelgen's)
+        fn_src.append(f"fn {name}({params}) -> {R} {{\n    {'let r = ' if wrap else 'return '}{ret};\n}}")
         for pfx, lib, _t in _LIBS:
             if re.search(rf"\b{pfx}\w+\(", expr):
                 libs.add(lib)

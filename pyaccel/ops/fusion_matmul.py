@@ -30,13 +30,15 @@ import struct
 from typing import Any
 
 from ..array import Array
-from ..dtypes import DType
+from ..dtypes import DTYPE_TABLE, DType
 from . import fusion as F
 from . import gpu_kernels as _gk
 from . import launch as _launch
 
-# the 32-bit fusable dtypes (a bool matmul is not deferred)
-EPILOGUE_DTYPES: frozenset[DType] = frozenset(d for d in F.FUSABLE if d.kind != "b")
+# the 32-bit fusable dtypes (a bool matmul, and the narrow integers' matmul, which runs in
+# 32 bits and is wrapped after, are not deferred)
+EPILOGUE_DTYPES: frozenset[DType] = frozenset(
+    d for d in F.FUSABLE if d.kind != "b" and DTYPE_TABLE[d].wrap is None)
 _CACHE = 256
 _BLOCK = re.compile(r"// <output>.*?// </output>\n", re.S)
 _BASE = 4  # first binding after the matmul's a (0), b (1), out (2) and P (3)
