@@ -300,3 +300,20 @@ def test_view_in_user_kernel(device, rng):
     check(out, 2.0 * a[:, 1], "float32", "kernel reading a column view")
     with pytest.raises(ValueError, match="strided view"):
         k(out, x[:, 1], 2.0, grid=8)
+
+
+@pytest.mark.parametrize("dt", ["int64", "float64", "uint64", "complex64", "int32", "float32"])
+def test_scan_of_one_element_axis_is_not_an_alias(device, rng, dt):
+    """A cumulative sum / product along an axis of length 1 is a new array: writing it
+    leaves the input alone (the emulated-dtype scan returned its input when no pass ran;
+    found by the fuzzer on gl:0: ``cumulative_sum(v3)[...] = 0`` zeroed ``v3``)."""
+    if dt not in [str(d) for d in dtypes_for(device, "biufc")]:
+        pytest.skip(f"{dt} is not on {device.uri}")
+    for shape, axis in (((1,), 0), ((3, 1, 2), 1), ((1, 4), 0)):
+        h = rand(rng, getattr(pyaccel, dt), shape)
+        x = pyaccel.asarray(h, device=device)
+        for fn in (pyaccel.cumulative_sum, pyaccel.cumulative_prod):
+            r = fn(x, axis=axis)
+            np.testing.assert_array_equal(r.to_numpy(), getattr(np, fn.__name__)(h, axis=axis))
+            r[...] = 0
+            np.testing.assert_array_equal(x.to_numpy(), h, err_msg=f"{fn.__name__} {dt} {shape}")

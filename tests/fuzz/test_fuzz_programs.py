@@ -594,6 +594,15 @@ def st_reduce(p: Program) -> None:
     def overflow(want: np.ndarray) -> np.ndarray | None:
         # var/std square the deviations in the input dtype (NumPy too): where that overflows
         # (|x| ~ 1e30 in float32) the result may be inf; the float64 oracle is finite there
+        if name == "prod" and kind(src.dtype) == "f":
+            # a float product whose factors >= 1 in magnitude multiply past the dtype's range
+            # can overflow in some order (then inf * 0 = nan) where the float64 oracle is
+            # finite: NumPy's own float32 result depends on its order there (257 factors in
+            # [-8, 8] with one 0: np.prod gives -0.0, np.prod of the reversed array nan)
+            with np.errstate(all="ignore"):
+                big = np.maximum(np.abs(src.astype(np.float64)), 1.0)
+                bound = np.prod(big, axis=axis, keepdims=keep)
+            return np.asarray(bound > float(np.finfo(src.dtype).max))
         if name not in ("var", "std"):
             return None
         with np.errstate(all="ignore"), warnings.catch_warnings():
