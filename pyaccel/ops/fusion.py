@@ -399,6 +399,11 @@ class _Walk:
         """(ns4, nst): vec4 slots of the scalars and of the ``bc`` strides in the uniform block."""
         return max(1, -(-len(self.scalars) // 4)), max(1, 3 * len(self.bc))
 
+    def param_bytes(self, ns4: int, nst: int) -> bytes:
+        """:meth:`param_words` packed for a uniform buffer."""
+        words = self.param_words(ns4, nst)
+        return struct.pack(f"<{len(words)}I", *[int(v) & 0xFFFFFFFF for v in words])
+
     def param_words(self, ns4: int, nst: int) -> list[int]:
         """The uniform block (``Params`` of :func:`_source`): n, nd, pa = 0, pb = 0, the
         collapsed shape, the scalars' bits, the ``bc`` leaves' strides and offsets."""
@@ -539,8 +544,9 @@ def _compute(nodes: list[tuple], leaf_desc: list[tuple[str, str]], out_wgsl: str
         name = fns[fn] = f"op{len(fns)}"
         params = ", ".join(f"{v}: {'bool' if c == 'bool' else c}" for v, c in zip("xyz", convs, strict=False))
         body = _T.sub(T, expr)
-        ret = f"{R}({body})" if wrap is None else f"{R}({body});\n    return {wrap}"  # (as kernelgen's)
-        fn_src.append(f"fn {name}({params}) -> {R} {{\n    {'let r = ' if wrap else 'return '}{ret};\n}}")
+        # (a narrow integer result is wrapped as kernelgen's eager kernels wrap it)
+        ret = f"return {R}({body});" if wrap is None else f"let r = {R}({body});\n    return {wrap};"
+        fn_src.append(f"fn {name}({params}) -> {R} {{\n    {ret}\n}}")
         for pfx, lib, _t in _LIBS:
             if re.search(rf"\b{pfx}\w+\(", expr):
                 libs.add(lib)
@@ -588,6 +594,13 @@ _BC_OFF = (
 )
 
 
+def _params_struct(name: str, ns4: int, nst: int) -> str:
+    """WGSL of the uniform block a tree's kernels read (:meth:`_Walk.param_words`' layout)."""
+    return (f"struct {name} {{\n    n: u32,\n    nd: u32,\n    pa: u32,\n    pb: u32,\n"
+            f"    shape: array<vec4<u32>, 2>,\n    s: array<vec4<u32>, {ns4}>,\n"
+            f"    st: array<vec4<i32>, {nst}>,\n}}\n")
+
+
 def _source(nodes: list[tuple], leaf_desc: list[tuple[str, str]], stags: list[str], out_wgsl: str,
             vec: bool, bc: list[int], ns4: int, nst: int) -> str:
     """WGSL of a fused kernel (see the module docstring)."""
@@ -599,9 +612,7 @@ def _source(nodes: list[tuple], leaf_desc: list[tuple[str, str]], stags: list[st
     out_ty = f"vec4<{out_wgsl}>" if vec else out_wgsl
     head = (
         "override WG: u32 = 256u;\n"
-        f"struct Params {{\n    n: u32,\n    nd: u32,\n    pa: u32,\n    pb: u32,\n"
-        f"    shape: array<vec4<u32>, 2>,\n    s: array<vec4<u32>, {ns4}>,\n"
-        f"    st: array<vec4<i32>, {nst}>,\n}}\n"
+        + _params_struct("Params", ns4, nst) +
         f"@group(0) @binding(0) var<storage, read_write> out: array<{out_ty}>;\n"
         "@group(0) @binding(1) var<uniform> p: Params;\n" + "\n".join(decl) + "\n"
     )

@@ -26,7 +26,6 @@ compile of seconds instead of tens of seconds on software GPUs).
 from __future__ import annotations
 
 import re
-import struct
 from typing import Any
 
 from ..array import Array
@@ -183,9 +182,8 @@ class FusedOutput:
         else:
             cache.move_to_end(key)
         ob = self.out._b
-        entries.append((2, ob.handle, 0, min(max(16, (ob.nbytes + 15) & ~15), ob.handle.size)))
-        words = w.param_words(ns4, nst)
-        params = struct.pack(f"<{len(words)}I", *[int(v) & 0xFFFFFFFF for v in words])
+        entries.append((2, ob.handle, 0, _gk._bind(ob)))
+        params = w.param_bytes(ns4, nst)
         entries.append((_BASE, impl.uniform(params), 0, len(params)))
         for j, b in enumerate(w.leaves):
             entries.append((_BASE + 1 + j, b.handle, 0, _launch.binding_size(b.nbytes)))
@@ -200,9 +198,7 @@ def _section(w: Any, family: str, T: str, ns4: int, nst: int) -> str:
     vec = family == "matmul_v4"
     out = [
         f"@group(0) @binding(2) var<storage, read_write> out: array<{f'vec4<{R}>' if vec else R}>;\n",
-        f"struct FParams {{\n    n: u32,\n    nd: u32,\n    pa: u32,\n    pb: u32,\n"
-        f"    shape: array<vec4<u32>, 2>,\n    s: array<vec4<u32>, {ns4}>,\n"
-        f"    st: array<vec4<i32>, {nst}>,\n}}\n",
+        F._params_struct("FParams", ns4, nst),
         f"@group(0) @binding({_BASE}) var<uniform> p: FParams;\n",
     ]
     for j, (t, _c) in enumerate(w.leaf_desc):

@@ -22,7 +22,6 @@ tree is bigger than :data:`fusion.RECOMPUTE_OPS`, is materialised as before.
 from __future__ import annotations
 
 import re
-import struct
 from typing import Any
 
 from ..array import Array
@@ -82,8 +81,7 @@ class FusedInput:
             F.STATS["kernels_compiled"] += 1
         else:
             cache.move_to_end(key)
-        words = w.param_words(ns4, nst)
-        params = struct.pack(f"<{len(words)}I", *[int(v) & 0xFFFFFFFF for v in words])
+        params = w.param_bytes(ns4, nst)
         entries.append((base, impl.uniform(params), 0, len(params)))
         for j, ((_, c), b) in enumerate(zip(w.leaf_desc, w.leaves, strict=True)):
             size = vsz[j] if vec and c == "lin" else launch.binding_size(b.nbytes)
@@ -97,9 +95,7 @@ def _section(w: Any, base: int, vec: bool, ns4: int, nst: int) -> str:
     element loads ``fx(i)`` / ``fx4(i4)`` (elements 4 i4 .. 4 i4 + 3)."""
     S = w.dt.wgsl
     out = [
-        f"struct FParams {{\n    n: u32,\n    nd: u32,\n    pa: u32,\n    pb: u32,\n"
-        f"    shape: array<vec4<u32>, 2>,\n    s: array<vec4<u32>, {ns4}>,\n"
-        f"    st: array<vec4<i32>, {nst}>,\n}}\n",
+        F._params_struct("FParams", ns4, nst),
         f"@group(0) @binding({base}) var<uniform> p: FParams;\n",
     ]
     for j, (t, c) in enumerate(w.leaf_desc):

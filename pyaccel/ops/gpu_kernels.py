@@ -185,11 +185,12 @@ def _dispatch(device: Device, family: str, aliases: dict[str, str], entry: str,
     # a lazy input computed in place (FusedInput, ops/fusion_reduce.py), an elementwise
     # epilogue computed at the store (FusedOutput, ops/fusion_matmul.py): each swaps its
     # marked block of the source and binds its own buffers
-    fused = list({id(buf): buf for _, buf in bindings if getattr(buf, "swaps_block", False)}.values())
-    for f in fused:  # (one object may stand at several bindings: bound once)
+    fused = {id(buf): buf for _, buf in bindings
+             if not isinstance(buf, Buffer) and getattr(buf, "swaps_block", False)}
+    for f in fused.values():  # (one object may stand at several bindings: bound once)
         src = f.bind(device, family, aliases, src, entries)
     if fused:
-        bindings = [(b, buf) for b, buf in bindings if not getattr(buf, "swaps_block", False)]
+        bindings = [(b, buf) for b, buf in bindings if id(buf) not in fused]
     pipe = pipeline(impl, src, entry, constants, f"{family}.{entry}" + ("+fused" if fused else ""))
     for b, buf in bindings:
         h = buf.handle

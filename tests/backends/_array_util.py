@@ -44,6 +44,25 @@ def poisoned(monkeypatch):
     yield
 
 
+@pytest.fixture
+def poisoned_malloc(monkeypatch):
+    """Every buffer a kernel launcher allocates (``Device.malloc``: reductions, scans, sorts,
+    matmul) is filled with garbage first."""
+    import struct
+
+    from pyaccel.device import Device
+
+    orig = Device.malloc
+
+    def malloc(self, nbytes, *a, **k):
+        buf = orig(self, nbytes, *a, **k)
+        if nbytes >= 4:
+            buf.write(struct.pack("<I", 0x7FC0DEAD) * (nbytes // 4) + b"\0" * (nbytes % 4))
+        return buf
+    monkeypatch.setattr(Device, "malloc", malloc)
+    yield
+
+
 def floor_divide_ref(x, y):
     """NumPy's floor_divide with the Array API's special cases where exactly one operand is
     infinite (floor(x / y): inf // 5 is inf, 5 // -inf is -0; NumPy gives nan and -1, which the

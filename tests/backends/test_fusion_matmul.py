@@ -14,14 +14,13 @@ the full sweep runs all nine.
 from __future__ import annotations
 
 import os
-import struct
 import threading
 
 import numpy as np
 import pytest
+from _array_util import poisoned_malloc  # noqa: F401 (a fixture)
 
 import pyaccel
-from pyaccel.device import Device
 from pyaccel.ops import fusion as F
 from pyaccel.ops import fusion_matmul as FM
 from pyaccel.ops import gpu_kernels as GK
@@ -29,19 +28,6 @@ from pyaccel.ops import gpu_kernels as GK
 CI = os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
 # (M, K, N): vec4-able (matmul_v4 family) and odd (matmul.wgsl: tiled / reg / naive)
 SIZES = [(40, 32, 48), (33, 20, 17)]
-
-
-@pytest.fixture
-def poisoned_malloc(monkeypatch):
-    orig = Device.malloc
-
-    def malloc(self, nbytes, *a, **k):
-        buf = orig(self, nbytes, *a, **k)
-        if nbytes >= 4:
-            buf.write(struct.pack("<I", 0x7FC0DEAD) * (nbytes // 4) + b"\0" * (nbytes % 4))
-        return buf
-    monkeypatch.setattr(Device, "malloc", malloc)
-    yield
 
 
 @pytest.fixture
@@ -98,7 +84,7 @@ def _run(dev, fn, ah, wh, extra, on):
 
 
 @pytest.mark.parametrize("name", list(EPILOGUES))
-def test_epilogue_matches_eager_and_numpy(gpu_device, rng, poisoned_malloc, pinned, name) -> None:
+def test_epilogue_matches_eager_and_numpy(gpu_device, rng, poisoned_malloc, pinned, name) -> None:  # noqa: F811
     dev = gpu_device
     fn, shapes = EPILOGUES[name]
     for variant in _variants(name):
@@ -160,7 +146,7 @@ def test_relu_bias_is_one_dispatch(gpu_device, rng, pinned) -> None:
     assert counts == {True: 1, False: 3}, counts
 
 
-def test_batched_and_vector_operands(gpu_device, rng, poisoned_malloc, pinned) -> None:
+def test_batched_and_vector_operands(gpu_device, rng, poisoned_malloc, pinned) -> None:  # noqa: F811
     dev = gpu_device
     pinned("v4x4")
     cases = [((3, 20, 16), (16, 24), (24,)), ((2, 1, 8, 12), (3, 12, 8), (8,)),
@@ -280,8 +266,8 @@ def test_cached_by_structure_not_values(gpu_device, rng, pinned) -> None:
 
 
 def test_threads_share_a_deferred_product(gpu_device, rng, pinned) -> None:
-    """Two threads consuming one lazy product: each result right, the product computed once
-    per consumer rule (the second consumer materialises it)."""
+    """Four threads consuming one lazy product: each result right (the first to compute its
+    consumer finds the product shared with the others and computes it alone, once)."""
     dev = gpu_device
     pinned("naive")
     ah, wh = _f32(rng, (20, 12)), _f32(rng, (12, 10))

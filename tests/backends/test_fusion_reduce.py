@@ -12,33 +12,18 @@ and ``fusion.STATS``. Under ``CI=true`` each (kind, dtype) runs two of the axis 
 from __future__ import annotations
 
 import os
-import struct
 
 import numpy as np
 import pytest
+from _array_util import poisoned_malloc  # noqa: F401 (a fixture)
 
 import pyaccel
-from pyaccel.device import Device
 from pyaccel.ops import fusion as F
 from pyaccel.ops import gpu_kernels as GK
 
 CI = os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
 SHAPE = (5, 37, 12)  # rows mode (inner == 1), cols4 (inner % 4 == 0) and cols (inner == 37)
 AXES = [None, 0, 1, 2, -1, (1, 2), (0, 1), (0, 2)]  # (0, 2): not contiguous (materialises)
-
-
-@pytest.fixture
-def poisoned_malloc(monkeypatch):
-    """Every buffer a kernel launcher allocates is filled with garbage first."""
-    orig = Device.malloc
-
-    def malloc(self, nbytes, *a, **k):
-        buf = orig(self, nbytes, *a, **k)
-        if nbytes >= 4:
-            buf.write(struct.pack("<I", 0x7FC0DEAD) * (nbytes // 4) + b"\0" * (nbytes % 4))
-        return buf
-    monkeypatch.setattr(Device, "malloc", malloc)
-    yield
 
 
 def _disp(dev) -> int:
@@ -161,7 +146,7 @@ def _check(got, eager, want, dt, kind):
 
 
 @pytest.mark.parametrize("kind,dt", CASES, ids=[f"{k}-{d}" for k, d in CASES])
-def test_fused_reduction_matches_eager_and_numpy(gpu_device, rng, poisoned_malloc, kind, dt) -> None:
+def test_fused_reduction_matches_eager_and_numpy(gpu_device, rng, poisoned_malloc, kind, dt) -> None:  # noqa: F811
     dev = gpu_device
     fn = KINDS[kind][0]
     forms = AXES if not CI else [AXES[j] for j in rng.choice(len(AXES), 2, replace=False)]
@@ -270,7 +255,7 @@ def test_lazy_input_shared_and_written_after(gpu_device, rng) -> None:
 
 
 @pytest.mark.parametrize("layout", ["gpu", "software"])
-def test_both_kernel_layouts(gpu_device, rng, poisoned_malloc, monkeypatch, layout) -> None:
+def test_both_kernel_layouts(gpu_device, rng, poisoned_malloc, monkeypatch, layout) -> None:  # noqa: F811
     """The workgroup-tree layouts real GPUs run (``rows``, the 64-bit sum's ``rows``) and the
     software ones (``seg``), forced on whatever device is here (gpu_kernels.LAYOUT)."""
     dev = gpu_device
