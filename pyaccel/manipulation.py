@@ -54,7 +54,13 @@ def astype(x: Array, dtype: Any, /, *, copy: bool = True, device: Any = None) ->
                         f"pyaccel.abs(x), then .astype(pyaccel.{dt.name})")
     if dt is x.dtype and not copy:
         return x
-    return x.device.ops.astype(x, dt)
+    ops = x.device.ops
+    lazy = getattr(ops, "lazy_astype", None)  # GPU devices: a fused cast (docs/fusion.md)
+    if lazy is not None:
+        r = lazy(x, dt)
+        if r is not None:
+            return r
+    return ops.astype(x, dt)
 
 
 def reshape(x: Array, /, shape: Any, *, copy: bool | None = None) -> Array:

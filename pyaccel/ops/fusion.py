@@ -191,6 +191,25 @@ def defer(ops: Any, row: Any, args: Sequence[Any], shape: tuple[int, ...], cdt: 
         return tmpl._make(args), tmpl
 
 
+def defer_cast(ops: Any, x: Array, dt: DType) -> Array | None:
+    """A lazy ``astype(x, dt)`` (the eager gather's cast: ``kernelgen.cast_expr``, the same
+    conversion, expression and wrap), or None when it is not fused (fusion off, a dtype
+    outside :data:`FUSABLE`, more than 8 dims, an empty or too big result). Views are
+    leaves read in place, as in every fused tree."""
+    shape = x._shape
+    if (not enabled() or x._dtype not in FUSABLE or dt not in FUSABLE or len(shape) > _k.MAXD
+            or prod(shape) == 0):
+        return None
+    lim = ops.device.limits
+    if 4 * prod(shape) > min(lim.max_buffer_size, lim.max_storage_binding_size):
+        return None
+    expr, T, conv = _k.cast_expr(x._dtype, dt)
+    fn = (expr, T, dt.wgsl, (conv,), DTYPE_TABLE[dt].wrap)
+    tmpl = _Template(ops.device, None, x._dtype, fn, ((True, conv, None),), shape, dt)
+    with tmpl.lock:
+        return tmpl._make([x])
+
+
 class _Template:
     """The memo of one fused elementwise signature (``elementwise._apply``'s fast path)."""
 
@@ -499,7 +518,8 @@ def _collect(root: Array, w: _Walk | None = None) -> tuple[_Kernel, list[Any], l
     w = _walk(root) if w is None else w
     n = prod(root._shape)
     bc, leaf_desc, leaves = w.bc, w.leaf_desc, w.leaves
-    vec = (not bc and n % 4 == 0 and n >= _k.VEC_MIN
+    # (f16 data: one element per invocation, as in the eager kernels)
+    vec = (not bc and n % 4 == 0 and n >= _k.VEC_MIN and not _has_f16(w)
            and all(c != "lin" or b.nbytes % 16 == 0 for (_, c), b in zip(leaf_desc, leaves, strict=True)))
     key = (tuple(w.nodes), tuple(leaf_desc), tuple(s.tag for s in w.scalars), root._dtype.wgsl, vec,
            tuple(bc))
@@ -508,13 +528,20 @@ def _collect(root: Array, w: _Walk | None = None) -> tuple[_Kernel, list[Any], l
     kern = cache.get(key)
     if kern is None:
         ns4, nst = w.sizes()
-        src = _source(w.nodes, leaf_desc, [s.tag for s in w.scalars], root._dtype.wgsl, vec, bc, ns4, nst)
+        src = _source(w.nodes, leaf_desc, [s.tag for s in w.scalars], root._dtype.wgsl, vec, bc, ns4, nst,
+                      _has_f16(w))
         pipe = launch.pipeline(dev.impl, src, "main", None, "fused_elementwise")
         kern = cache.put(key, _Kernel(pipe, vec, ns4, nst, src))
         STATS["kernels_compiled"] += 1
     else:
         cache.move_to_end(key)
     return kern, leaves, w.scalars, (w.cshape, [tuple(c) for c in w.cst], [w.leaf_off[j] for j in bc])
+
+
+def _has_f16(w: _Walk) -> bool:
+    """Whether the tree reads or computes float16 data (f16 leaves or nodes)."""
+    return (w.dt.wgsl == "f16" or any(t == "f16" for t, _ in w.leaf_desc)
+            or any(fn[2] == "f16" for fn, _ in w.nodes))
 
 
 def _view_strides(vshape: tuple[int, ...], vst: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -602,8 +629,9 @@ def _params_struct(name: str, ns4: int, nst: int) -> str:
 
 
 def _source(nodes: list[tuple], leaf_desc: list[tuple[str, str]], stags: list[str], out_wgsl: str,
-            vec: bool, bc: list[int], ns4: int, nst: int) -> str:
-    """WGSL of a fused kernel (see the module docstring)."""
+            vec: bool, bc: list[int], ns4: int, nst: int, f16: bool = False) -> str:
+    """WGSL of a fused kernel (see the module docstring; ``f16``: the tree reads or computes
+    float16 data, the source enables the extension)."""
     body = _compute(nodes, leaf_desc, out_wgsl)
     decl = []
     for j, (t, c) in enumerate(leaf_desc):
@@ -638,8 +666,7 @@ def _source(nodes: list[tuple], leaf_desc: list[tuple[str, str]], stags: list[st
             ix = "q" if c == "lin" else "0u" if c == "s0" else f"bc_off(q, {bcj[j]}u)"
             main += f"    let v{j} = x{j}[{ix}];\n"
         main += f"    out[q] = compute({', '.join(f'v{j}' for j in range(len(leaf_desc)))});\n}}\n"
-    return head + body + main
+    return ("enable f16;\n" if f16 else "") + head + body + main
 
-
-__all__ = ["ENV", "FUSABLE", "MAX_OPS", "RECOMPUTE_OPS", "STATS", "MatmulNode", "before_write", "defer", "enabled",
+__all__ = ["ENV", "FUSABLE", "MAX_OPS", "RECOMPUTE_OPS", "STATS", "MatmulNode", "before_write", "defer", "defer_cast", "enabled",
            "evaluate", "fusion", "materialize", "set_fusion"]

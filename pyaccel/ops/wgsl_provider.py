@@ -384,6 +384,14 @@ class WgslOps:
         _k.run(dst.device, expr, T, dst._buf, dt, [op], list(shape), out_offset=dst_offset,
                out_strides=list(dst_strides), store="strided", name="scatter")
 
+    def lazy_astype(self, x: Array, dtype: DType) -> Array | None:
+        """``pyaccel.astype`` as a lazy cast node (docs/fusion.md), or None (then
+        :meth:`astype`): a cast between fusable dtypes, or a same-dtype copy of a lazy array or
+        a view (a plain array's copy is one buffer copy, no kernel)."""
+        if dtype is x.dtype and x._lazy is None and x._strides is None:
+            return None
+        return _fusion.defer_cast(self, x, dtype)
+
     @_locked
     def astype(self, x: Array, dtype: DType) -> Array:
         if dtype is x.dtype:

@@ -465,3 +465,70 @@ def test_strided_views_are_read_in_place(gpu_device, rng, poisoned) -> None:  # 
     np.testing.assert_allclose(got, uh[1:-1, 1:-1] + np.float32(0.2) * lap_h, rtol=1e-5, atol=1e-6)
     ref = uh.T[::-2, 3:] * 2 + uh[5, 3:33][::-1] * 3 + uh[1::3, ::-1].T[::2, :1]
     np.testing.assert_allclose(odd, ref, rtol=1e-6)
+
+
+def test_astype_is_a_fused_cast(gpu_device, rng, poisoned) -> None:  # noqa: F811
+    """``astype`` between fusable dtypes is a node: ``astype(x * 2, int32) + 1`` is one kernel,
+    bit-identical to the eager astype (the gather's cast: NaN, inf, out-of-range and negative
+    floats to unsigned, bool, the narrow wrap); int and bool sources too."""
+    dev = gpu_device
+    xh = rng.uniform(-1e3, 1e3, 999).astype(np.float32)
+    xh[:7] = [np.nan, np.inf, -np.inf, -0.5, 2.5, -0.0, 3e9]  # (x * 2: also past int32)
+    kh = rng.integers(-30000, 30000, 999).astype(np.int16)
+    targets = ("int32", "uint32", "int8", "uint16", "bool")
+    res = {}
+    for on in (True, False):
+        with pyaccel.fusion(on):
+            x, k = _up(dev, xh), _up(dev, kh)
+            outs = []
+            for dt in targets:
+                d0 = _disp(dev)
+                y = pyaccel.astype(x * 2, getattr(pyaccel, dt))
+                outs.append((~y if dt == "bool" else y + 1).to_numpy())
+                assert _disp(dev) == d0 + (1 if on else 3), dt
+            d0 = _disp(dev)
+            i8 = pyaccel.astype(k * 3, pyaccel.int8)  # wraps
+            mix = pyaccel.astype(k > 0, pyaccel.uint8) * 5 + i8.astype(pyaccel.float32) / 3
+            outs += [i8.to_numpy(), mix.to_numpy()]
+            assert _disp(dev) == d0 + (2 if on else 8)
+            res[on] = outs
+    for a, b in zip(res[True], res[False], strict=True):
+        np.testing.assert_array_equal(a, b)
+    v = (xh * 2)[7:]  # (NumPy's casts of NaN / inf / out-of-range floats are the host's)
+    for dt, got in zip(targets, res[True], strict=False):
+        want = ~(v != 0) if dt == "bool" else np.trunc(v).astype(np.int64).astype(dt) + np.array(1, dt)
+        np.testing.assert_array_equal(got[7:], want, err_msg=dt)
+    i8h = (kh.astype(np.int32) * 3).astype(np.int8)
+    np.testing.assert_array_equal(res[True][-2], i8h)
+    np.testing.assert_allclose(res[True][-1], (kh > 0).astype(np.uint8) * 5 + i8h.astype(np.float32) / 3,
+                               rtol=1e-6)
+
+
+def test_astype_copy_semantics(gpu_device, rng) -> None:
+    """A same-dtype astype of a lazy array or a view is a lazy copy (its own buffer: writes
+    into either side do not reach the other), ``copy=False`` returns the array itself, a plain
+    array's copy is a buffer copy; a cast reads its input's value at the time it was made."""
+    dev = gpu_device
+    uh = rng.uniform(-5, 5, (6, 8)).astype(np.float32)
+    with pyaccel.fusion(True):
+        u = _up(dev, uh)
+        y = u * 2
+        assert pyaccel.astype(y, pyaccel.float32, copy=False) is y
+        c = pyaccel.astype(y, pyaccel.float32)
+        assert c is not y and c._lazy is not None
+        y[0] = 100.0
+        c[1] = -1.0
+        ref = uh * 2
+        np.testing.assert_array_equal(c.to_numpy()[2:], ref[2:])
+        np.testing.assert_array_equal(c.to_numpy()[0], ref[0])
+        np.testing.assert_array_equal(y.to_numpy()[1], ref[1])
+        p = pyaccel.astype(u, pyaccel.float32)
+        assert p._lazy is None and p._b is not u._b
+        v = pyaccel.astype(u[1:, ::2], pyaccel.int32)  # a view read in place
+        w = pyaccel.astype(u[::-1], pyaccel.float32)  # a copy of a view
+        assert v._lazy is not None and w._lazy is not None
+        u[...] = 0.0  # lazy readers of u are computed first
+        np.testing.assert_array_equal(v.to_numpy(), uh[1:, ::2].astype(np.int32))
+        np.testing.assert_array_equal(w.to_numpy(), uh[::-1])
+        with pytest.raises(TypeError, match="astype"):
+            pyaccel.astype(pyaccel.asarray(np.ones(3, np.complex64), device="cpu"), pyaccel.float32)
