@@ -41,14 +41,16 @@ from typing import Any
 from .._flags import check_flag, env_flag
 from .._shapes import broadcast_strides, prod
 from ..array import Array
-from ..dtypes import DTYPE_TABLE, DType, bool_, float32, int32, uint32
+from ..dtypes import DTYPE_TABLE, DType, bool_, float16, float32, int32, uint32
 from . import kernelgen as _k
 from . import launch
 
 ENV = "PYACCEL_FUSION"
-# float32, int32, uint32, bool and the narrow integers (stored widened to 32 bits, every
-# result wrapped to the narrow type as the eager kernels do: the dtype table's ``wrap``)
-FUSABLE: frozenset[DType] = frozenset({float32, int32, uint32, bool_} | {
+# float32, int32, uint32, bool, the narrow integers (stored widened to 32 bits, every
+# result wrapped to the narrow type as the eager kernels do: the dtype table's ``wrap``) and
+# float16 (stored as f16 where the device has shader-f16, computed in f32: every float16
+# node returns ``f16(value)``, the rounding the eager kernel does at its store)
+FUSABLE: frozenset[DType] = frozenset({float32, int32, uint32, bool_, float16} | {
     d for d, r in DTYPE_TABLE.items() if r.wrap is not None})
 MAX_OPS = 32  # ops in one fused tree
 RECOMPUTE_OPS = 4  # a lazy array of at most this many ops is recomputed in each consumer

@@ -309,7 +309,7 @@ def test_int_bool_dtypes_fuse(gpu_device, rng, poisoned) -> None:  # noqa: F811
 def test_unfused_dtypes_stay_eager(gpu_device, rng) -> None:
     dev = gpu_device
     with pyaccel.fusion(True):
-        for dt in ("int64", "float64", "float16", "complex64"):
+        for dt in ("int64", "float64", "complex64"):
             try:
                 x = pyaccel.asarray(np.ones(16, dtype=dt), device=dev)
             except Exception:  # noqa: BLE001 - the dtype is not on this device
@@ -373,10 +373,10 @@ def _row_inputs(rng, row, dt):
     shape = (3, 40)
     if dt == "bool":
         return [rng.integers(0, 2, shape).astype(bool) for _ in range(row.arity)]
-    if dt == "float32":
+    if dt in ("float32", "float16"):
         lo, hi = {"positive": (0.1, 4), "unit": (-0.9, 0.9), "ge1": (1, 4), "small": (-5, 5)}.get(
             row.domain, (-4, 4))
-        return [rng.uniform(lo, hi, shape).astype(np.float32) for _ in range(row.arity)]
+        return [rng.uniform(lo, hi, shape).astype(dt) for _ in range(row.arity)]
     lo, hi = (0, 31) if row.domain == "shift" else (1, 60) if row.domain in ("nonzero", "pow") else (-60, 60)
     if dt.startswith("uint"):
         lo, hi = max(lo, 0), max(hi, 1)
@@ -390,8 +390,9 @@ def test_every_row_fused_matches_eager(gpu_device, rng) -> None:
 
     dev = gpu_device
     checked = 0
+    f16 = ("float16",) if pyaccel.Capability.F16 in dev.capabilities else ()
     pairs = [(row, dt) for row in table.elementwise_public()
-             for dt in ("float32", "int32", "uint32", "bool", "int8", "int16", "uint8", "uint16")]
+             for dt in ("float32", "int32", "uint32", "bool", "int8", "int16", "uint8", "uint16", *f16)]
     if CI:  # a fresh random eighth of the pairs (the rng seed is printed)
         pairs = [pairs[j] for j in sorted(rng.choice(len(pairs), len(pairs) // 8, replace=False))]
     for row, dt in pairs:
@@ -532,3 +533,34 @@ def test_astype_copy_semantics(gpu_device, rng) -> None:
         np.testing.assert_array_equal(w.to_numpy(), uh[::-1])
         with pytest.raises(TypeError, match="astype"):
             pyaccel.astype(pyaccel.asarray(np.ones(3, np.complex64), device="cpu"), pyaccel.float32)
+
+
+def test_float16_fuses(gpu_device, rng, poisoned) -> None:  # noqa: F811
+    """float16 trees (where the device has shader-f16): every node computes in f32 and returns
+    ``f16(value)``, the rounding the eager kernel does at its store, so a chain mixing float16,
+    float32 and casts is one kernel, bit-identical to the eager chain (odd and vec4-sized
+    lengths: f16 data is read and written one element per invocation, as eagerly)."""
+    dev = gpu_device
+    if pyaccel.Capability.F16 not in dev.capabilities:
+        pytest.skip(f"{dev.uri} has no shader-f16")
+    for n in (1001, 4096):
+        ah, bh = (rng.uniform(-4, 4, n).astype(np.float16) for _ in range(2))
+        fh = rng.uniform(-4, 4, n).astype(np.float32)
+        res = {}
+        for on in (True, False):
+            with pyaccel.fusion(on):
+                a, b, f = _up(dev, ah), _up(dev, bh), _up(dev, fh)
+                d0 = _disp(dev)
+                y = pyaccel.where(a > b, pyaccel.exp(a * 1.75 + b), a - 3) / (b * b + 1)
+                c = pyaccel.astype(y + f, pyaccel.float16) + 1  # float32 in the middle
+                k = pyaccel.astype(c * 100, pyaccel.int16)
+                assert not on or (_disp(dev) == d0 and c._lazy is not None and k._lazy is not None)
+                res[on] = [c.to_numpy(), k.to_numpy(), pyaccel.nextafter(c, a).to_numpy()]
+                if on:  # c (12 ops: one kernel), then k and nextafter over c's buffer
+                    assert _disp(dev) == d0 + 3
+        for g, e in zip(res[True], res[False], strict=True):
+            assert g.dtype == e.dtype
+            np.testing.assert_array_equal(g, e)
+        yh = np.where(ah > bh, np.exp(ah * np.float16(1.75) + bh), ah - np.float16(3)) / (bh * bh + np.float16(1))
+        ch = (yh.astype(np.float32) + fh).astype(np.float16) + np.float16(1)
+        np.testing.assert_allclose(res[True][0], ch, rtol=2e-3, atol=2e-3)
