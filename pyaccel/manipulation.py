@@ -13,6 +13,7 @@ buffer (offset + strides; see :mod:`pyaccel.array`). On ``cpu:0`` the primitives
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -87,6 +88,10 @@ def reshape(x: Array, /, shape: Any, *, copy: bool | None = None) -> Array:
     shape = tuple(int(d) for d in shape)
     if copy:
         return reshape(astype(x, x.dtype, copy=True), shape, copy=False)
+    if x._lazy is not None:  # a lazy result of fusion (docs/fusion.md): stays lazy where it can
+        r = sys.modules["pyaccel.ops.fusion"].defer_reshape(x, shape)
+        if r is not None:
+            return r
     if x._strides is None:
         return Array._new(x._base, shape, x.dtype, x.device)
     st = _reshape_strides(x.shape, x._strides, shape)

@@ -2,8 +2,8 @@
 
 With fusion on (the default on GPU devices; ``PYACCEL_FUSION=0``, :func:`set_fusion` or the
 :func:`fusion` context manager turn it off), an elementwise op whose dtypes are fusable
-(float32, int32, uint32, bool, int8 / int16 / uint8 / uint16) does not dispatch: ``WgslOps.elementwise`` calls
-:func:`defer`, which returns an Array whose ``_lazy`` slot holds a :class:`Node` (the op
+(float32, int32, uint32, bool, int8 / int16 / uint8 / uint16, float16) does not dispatch:
+``WgslOps.elementwise`` calls :func:`defer` (``astype``: :func:`defer_cast`), which returns an Array whose ``_lazy`` slot holds a :class:`Node` (the op
 table row's expression, its compute type, and its operands: plain arrays, Python scalars or
 other lazy arrays). The namespace's checks (dtypes, categories, broadcasting, scalar ranges)
 have run before, so errors raise at the op that received the bad input.
@@ -17,6 +17,10 @@ the size limits (:data:`MAX_OPS` ops, or more distinct input buffers than the de
 recomputed inside each consumer's kernel while its tree has at most :data:`RECOMPUTE_OPS`
 ops; a bigger one is materialised when its second consumer is made. Inside one kernel a node
 reached twice is computed once.
+
+``reshape`` of a lazy array is lazy too (:func:`defer_reshape`: a :class:`ReshapeNode`, a
+view of its source that gets the source's buffer when the source gets one) where every leaf's
+strides survive it.
 
 Reductions consume a lazy input without materialising it (:mod:`.fusion_reduce`: the
 reduction kernel computes the tree from :func:`_walk` / :func:`_compute`).
@@ -39,7 +43,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .._flags import check_flag, env_flag
-from .._shapes import broadcast_strides, prod
+from .._shapes import broadcast_strides, contiguous_strides, prod
 from ..array import Array
 from ..dtypes import DTYPE_TABLE, DType, bool_, float16, float32, int32, uint32
 from . import kernelgen as _k
@@ -90,7 +94,7 @@ class Node:
     """The value of a lazy array: ``fn`` (expression, compute type, result storage type,
     operand conversions) applied to ``ins`` (Arrays, lazy or not, and ``_Scalar``s)."""
 
-    __slots__ = ("fn", "ins", "nops", "leaves", "nusers", "users", "lock", "dev", "mm")
+    __slots__ = ("fn", "ins", "nops", "leaves", "nusers", "users", "lock", "dev", "mm", "aliases")
 
     def __init__(self, fn: tuple | None, ins: list[Any], nops: int, leaves: frozenset[int], dev: Any,
                  mm: int = 0) -> None:
@@ -104,6 +108,8 @@ class Node:
         self.lock = launch.device_lock(dev)
         # the token of the deferred matmul the tree holds (ops/fusion_matmul.py; 0: none)
         self.mm = mm
+        # lazy reshapes of this array (id -> weak ref): they get its buffer when it gets one
+        self.aliases: dict[int, weakref.ref[Array]] | None = None
 
 
 _mm_ids = itertools.count(1)
@@ -122,6 +128,22 @@ class MatmulNode(Node):
     def __init__(self, ins: list[Array], dims: tuple, dev: Any) -> None:
         super().__init__(None, ins, RECOMPUTE_OPS + 1, frozenset(id(a._b) for a in ins), dev, next(_mm_ids))
         self.dims = dims  # (dtype, batch, M, K, N, a batch stride, b batch stride)
+
+
+class ReshapeNode(Node):
+    """The value of a lazy reshape (:func:`defer_reshape`): the lazy array ``ins[0]`` (a
+    plain tree, never a reshape nor a deferred matmul) in the reshaped array's shape, the same
+    row-major elements. It stands for a view: when its source gets a buffer (materialised for
+    any reason) the reshaped array becomes an array over that buffer (:func:`_resolve`), so
+    writes through either reach the other as with an eager reshape. Inside a tree its source
+    is walked in the source's shape, and each leaf's strides are carried through the reshape
+    (:func:`_lift`). Consumers count on the source's node (:func:`_counted`)."""
+
+    __slots__ = ()
+
+    def __init__(self, src: Array) -> None:
+        node = src._lazy
+        super().__init__(None, [src], node.nops, node.leaves, node.dev)  # type: ignore[union-attr]
 
 
 class _Scalar:
@@ -244,15 +266,17 @@ class _Template:
                 continue
             node = a._lazy
             if node is not None:
-                if id(a) not in seen:
-                    seen.add(id(a))
+                c = _counted(a)
+                if id(c) not in seen:
+                    seen.add(id(c))
+                    node = c._lazy
                     node.nusers += 1
                     # the multi-consumer rule, and a big tree is not recomputed per element
                     # of a broadcast (a tree holding a deferred matmul may have several
                     # consumers: fusion_matmul.launch computes it first if they are not all
                     # in the kernel it records)
                     if node.nops > RECOMPUTE_OPS and (a._shape != self.shape or (node.nusers >= 2 and not node.mm)):
-                        _materialize_locked(a)
+                        _materialize_locked(c)
             elif a._b._handle is None:
                 a._b.handle  # noqa: B018 - a freed buffer raises BufferFreedError here, at the op
             ins.append(a)
@@ -320,6 +344,12 @@ def _materialize_locked(arr: Array) -> None:
     node = arr._lazy
     if node is None:
         return
+    if isinstance(node, ReshapeNode):  # a lazy reshape: its source's buffer (a view of it)
+        src = node.ins[0]
+        _materialize_locked(src)  # (resolves every alias of src, arr among them)
+        if arr._lazy is not None:
+            _resolve(arr, src._b)
+        return
     out = _launch(arr)
     arr._b = out._b
     arr._lazy = None
@@ -331,6 +361,111 @@ def _materialize_locked(arr: Array) -> None:
         if isinstance(a, Array) and a._lazy is None:
             _unregister(a._b, arr)
     node.ins = []  # drop the inputs (their buffers may be freed now)
+    if node.aliases:
+        for r in list(node.aliases.values()):
+            al = r()
+            if al is not None and al._lazy is not None:
+                _resolve(al, arr._b)
+        node.aliases = None
+
+
+def _resolve(al: Array, buf: Any) -> None:
+    """The lazy reshape ``al`` becomes a plain array over its source's new buffer ``buf``;
+    its lazy consumers now read that buffer (registered, so a write into it computes them
+    first)."""
+    node = al._lazy
+    al._b = buf
+    al._lazy = None
+    for r in list(node.users.values()):  # type: ignore[union-attr]
+        c = r()
+        if c is not None and c._lazy is not None:
+            _register(buf, c)
+    node.ins = []  # type: ignore[union-attr]
+
+
+def _counted(a: Array) -> Array:
+    """The lazy array whose node counts ``a``'s consumers: the source of a lazy reshape
+    (its consumers compute the source's tree), else ``a``."""
+    node = a._lazy
+    return node.ins[0] if isinstance(node, ReshapeNode) else a
+
+
+def defer_reshape(x: Array, shape: tuple[int, ...]) -> Array | None:
+    """A lazy ``reshape(x, shape)`` of the lazy ``x`` (C-contiguous, so the row-major order of
+    its elements does not change), or None (then the eager reshape: ``x`` is materialised and
+    the result shares its buffer): fusion off, more than 8 dims, a tree holding a deferred
+    matmul, or a tree with a leaf (or a node that could become one) whose strides do not
+    survive the reshape (a broadcast row read through a merged axis: ``(x + row).reshape(-1)``)."""
+    node = x._lazy
+    if node is None or not enabled() or len(shape) > _k.MAXD:
+        return None
+    with node.lock:
+        if x._lazy is None:
+            return None
+        src = _counted(x)
+        snode = src._lazy
+        if snode.mm or isinstance(snode, MatmulNode) or not _liftable(src, shape):  # type: ignore[union-attr]
+            return None
+        out = Array._new(None, shape, x._dtype, x._device)  # type: ignore[arg-type]
+        out._committed = x._committed
+        out._lazy = ReshapeNode(src)
+        if snode.aliases is None:  # type: ignore[union-attr]
+            snode.aliases = {}  # type: ignore[union-attr]
+        aliases = snode.aliases  # type: ignore[union-attr]
+        if len(aliases) >= 64:
+            for k in [k for k, r in aliases.items() if r() is None]:
+                del aliases[k]
+        aliases[id(out)] = weakref.ref(out)
+        return out
+
+
+def _lift(st: tuple[int, ...] | None, ctx: tuple, root: tuple[int, ...]) -> tuple[int, ...] | None:
+    """Element strides ``st`` over the innermost space of ``ctx`` (frames ``(source shape,
+    reshaped shape)``, innermost first, the root's shape outside them) carried out to the
+    root: through each reshape (:func:`manipulation._reshape_strides`), then broadcast into
+    the enclosing space; None where a reshape cannot carry them."""
+    from ..manipulation import _reshape_strides
+
+    for k, (S, S2) in enumerate(ctx):
+        if st is None:
+            return None
+        st = _reshape_strides(S, st, S2)
+        if st is None:
+            return None
+        st = _view_strides(S2, st, ctx[k + 1][0] if k + 1 < len(ctx) else root)
+    return st
+
+
+def _space_strides(a: Array, space: tuple[int, ...]) -> tuple[int, ...]:
+    """The element strides of ``a`` read over ``space`` (a view: through its own strides)."""
+    if a._strides is not None:
+        return _view_strides(a._shape, a._strides, space)
+    return tuple(broadcast_strides(a._shape, space))
+
+
+def _liftable(src: Array, shape: tuple[int, ...]) -> bool:
+    """Whether every array of ``src``'s tree (leaves, and the lazy ones as the contiguous
+    arrays they become when materialised) can be read through ``src`` reshaped to ``shape``."""
+    seen: set[tuple] = set()
+
+    def ok(a: Array, ctx: tuple) -> bool:
+        key = (id(a), ctx)
+        if key in seen:
+            return True
+        seen.add(key)
+        space = ctx[0][0]
+        node = a._lazy
+        st = _space_strides(a, space) if node is None else tuple(broadcast_strides(a._shape, space))
+        if _lift(st, ctx, shape) is None:
+            return False
+        if node is None:
+            return True
+        if isinstance(node, ReshapeNode):
+            inner = node.ins[0]
+            return ok(inner, ((inner._shape, a._shape), *ctx) if inner._shape != a._shape else ctx)
+        return all(ok(b, ctx) for b in node.ins if isinstance(b, Array))
+
+    return ok(src, ((src._shape, shape),))
 
 
 def _launch(arr: Array) -> Array:
@@ -452,13 +587,24 @@ def _walk(root: Array, keep_arrays: bool = False) -> _Walk:
     leaf_off: list[int] = []
     scalars: list[_Scalar] = []
     nodes: list[tuple] = []
-    node_ix: dict[int, int] = {}
+    node_ix: dict[tuple, int] = {}
     mm: list[Array] = []
     arrays: list[Array] = []
 
-    def leaf(a: Array) -> tuple:
+    cst_root = contiguous_strides(shape)
+
+    def leaf(a: Array, ctx: tuple) -> tuple:
         off = 0
-        if a._strides is not None:  # a view: read in place (offset, strides into its base)
+        if ctx:  # under lazy reshapes: strides carried out to the root (defer_reshape checked it)
+            st = _lift(_space_strides(a, ctx[0][0]), ctx, shape)  # type: ignore[assignment]
+            assert st is not None
+            if a._strides is not None:
+                off, cls = a._offset, "bc"
+            elif all(t == c or d == 1 for t, c, d in zip(st, cst_root, shape, strict=True)):
+                cls, st = "lin", ()
+            else:
+                cls = "s0" if not any(st) else "bc"
+        elif a._strides is not None:  # a view: read in place (offset, strides into its base)
             st = _view_strides(a._shape, a._strides, shape)
             off, cls = a._offset, "bc"
         elif a._shape == shape:
@@ -477,15 +623,19 @@ def _walk(root: Array, keep_arrays: bool = False) -> _Walk:
             leaf_off.append(off)
         return ("l", j)
 
-    def visit(a: Array) -> tuple:
+    def visit(a: Array, ctx: tuple) -> tuple:
+        # ctx: the lazy reshapes above a, innermost first ((source shape, reshaped shape))
         node = a._lazy
         if node is None:
-            return leaf(a)
-        if isinstance(node, MatmulNode):  # (one per tree: Template._make)
+            return leaf(a, ctx)
+        if isinstance(node, ReshapeNode):  # its source, walked in the source's shape
+            src = node.ins[0]
+            return visit(src, ((src._shape, a._shape), *ctx) if src._shape != a._shape else ctx)
+        if isinstance(node, MatmulNode):  # (one per tree: Template._make; never under a reshape)
             if not mm:
                 mm.append(a)
             return ("m", a._dtype.wgsl)
-        k = node_ix.get(id(a))
+        k = node_ix.get((id(a), ctx))  # (a node reached again in the same space: computed once)
         if k is not None:
             return ("n", k)
         refs = []
@@ -494,14 +644,14 @@ def _walk(root: Array, keep_arrays: bool = False) -> _Walk:
                 refs.append(("s", len(scalars), x.tag))
                 scalars.append(x)
             else:
-                refs.append(visit(x))
-        k = node_ix[id(a)] = len(nodes)
+                refs.append(visit(x, ctx))
+        k = node_ix[(id(a), ctx)] = len(nodes)
         nodes.append((node.fn, tuple(refs)))
         if keep_arrays:
             arrays.append(a)
         return ("n", k)
 
-    visit(root)
+    visit(root, ())
     bc = [j for j, (_, c) in enumerate(leaf_desc) if c == "bc"]
     if bc:
         cshape, cst = _k.collapse(list(shape), [list(leaf_st[j]) for j in bc])
@@ -670,5 +820,5 @@ def _source(nodes: list[tuple], leaf_desc: list[tuple[str, str]], stags: list[st
         main += f"    out[q] = compute({', '.join(f'v{j}' for j in range(len(leaf_desc)))});\n}}\n"
     return ("enable f16;\n" if f16 else "") + head + body + main
 
-__all__ = ["ENV", "FUSABLE", "MAX_OPS", "RECOMPUTE_OPS", "STATS", "MatmulNode", "before_write", "defer", "defer_cast", "enabled",
-           "evaluate", "fusion", "materialize", "set_fusion"]
+__all__ = ["ENV", "FUSABLE", "MAX_OPS", "RECOMPUTE_OPS", "STATS", "MatmulNode", "ReshapeNode", "before_write",
+           "defer", "defer_cast", "defer_reshape", "enabled", "evaluate", "fusion", "materialize", "set_fusion"]

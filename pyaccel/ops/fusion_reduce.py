@@ -149,6 +149,7 @@ def operand(x: Array, family: str) -> Any:
         if node.mm:  # a deferred matmul in the tree: computed with its epilogue first
             return x._buf
         lim = x.device.limits.max_storage_buffers_per_stage - FAMILIES[family][1]
+        node = F._counted(x)._lazy  # (a lazy reshape's consumers count on its source)
         node.nusers += 1
         if len(node.leaves) > lim or (node.nops > F.RECOMPUTE_OPS and node.nusers >= 2):
             return x._buf

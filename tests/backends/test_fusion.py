@@ -564,3 +564,77 @@ def test_float16_fuses(gpu_device, rng, poisoned) -> None:  # noqa: F811
         yh = np.where(ah > bh, np.exp(ah * np.float16(1.75) + bh), ah - np.float16(3)) / (bh * bh + np.float16(1))
         ch = (yh.astype(np.float32) + fh).astype(np.float16) + np.float16(1)
         np.testing.assert_allclose(res[True][0], ch, rtol=2e-3, atol=2e-3)
+
+
+def test_reshape_of_a_lazy_array_stays_lazy(gpu_device, rng, poisoned) -> None:  # noqa: F811
+    """``reshape`` of a lazy array is lazy (a view of it: the same row-major elements) when
+    every leaf of its tree can be read through the new shape: ``reshape(x * 2 + s, (3, 40)) * 3``
+    is one kernel. A broadcast row read through a merged axis materialises first (as before).
+    Writes through the reshaped array or its source reach the other, as with an eager reshape;
+    lazy consumers keep the value they were made from."""
+    dev = gpu_device
+    xh = rng.uniform(-1, 1, (6, 20)).astype(np.float32)
+    bh = rng.uniform(-1, 1, 20).astype(np.float32)
+    res = {}
+    for on in (True, False):
+        with pyaccel.fusion(on):
+            x, b, s = _up(dev, xh), _up(dev, bh), _up(dev, xh[:1, :1])
+            d0 = _disp(dev)
+            y = (x * 2 + s).reshape(-1)
+            z = pyaccel.reshape(y + 1, (3, 40)) * 3
+            assert not on or (y._lazy is not None and z._lazy is not None and _disp(dev) == d0)
+            out = [z.to_numpy()]
+            assert _disp(dev) == d0 + (1 if on else 4)
+            w = (x + b).reshape(-1)  # b's row through the merged axis: materialised
+            assert w._lazy is None
+            out += [w.to_numpy(), ((x * 3).reshape(6, 4, 5) - pyaccel.reshape(b, (4, 5))).to_numpy(),
+                    pyaccel.sum((x * x).reshape(3, 40), axis=1).to_numpy()]
+            y = x * 2
+            r = y.reshape(12, 10)
+            c = r + 1  # a lazy consumer: the value r had when it was made
+            r[0] = 5.0  # through the reshape into y
+            y[1] = -7.0  # through y into r
+            assert y._lazy is None and r._lazy is None and r._b is y._b
+            out += [y.to_numpy(), r.to_numpy(), c.to_numpy()]
+            y = x * 1.0
+            r = y.reshape(-1)
+            q = r * 2
+            x[0] = 100.0  # into a leaf: lazy readers first
+            out += [q.to_numpy(), r.to_numpy()]
+            res[on] = out
+    for k, (g, e) in enumerate(zip(res[True], res[False], strict=True)):
+        np.testing.assert_array_equal(g, e, err_msg=str(k))
+    ref = ((xh * 2 + xh[0, 0]).reshape(-1) + 1).reshape(3, 40) * 3
+    np.testing.assert_allclose(res[True][0], ref, rtol=1e-6)
+    yr = (xh * 2).reshape(12, 10)
+    yr[0] = 5.0
+    yr.reshape(6, 20)[1] = -7.0
+    np.testing.assert_array_equal(res[True][4], yr.reshape(6, 20))
+    np.testing.assert_array_equal(res[True][6], (xh * 2).reshape(12, 10) + 1)
+    np.testing.assert_array_equal(res[True][7], xh.reshape(-1) * 2)
+
+
+def test_reshape_consumers_count_on_the_source(gpu_device, rng) -> None:
+    """A lazy reshape's consumers count as its source's: a big source used through its
+    reshape and directly is materialised at the second consumer, once, and the reshape then
+    reads its buffer."""
+    dev = gpu_device
+    xh = rng.uniform(-1, 1, (8, 16)).astype(np.float32)
+    with pyaccel.fusion(True):
+        x = _up(dev, xh)
+        y = x
+        for _ in range(F.RECOMPUTE_OPS + 1):
+            y = pyaccel.sin(y)
+        r = y.reshape(4, 32)
+        a = r + 1
+        assert y._lazy is not None and r._lazy is not None
+        b = y * 2  # the second consumer of y's tree
+        assert y._lazy is None and r._lazy is None and r._b is y._b
+        d0 = _disp(dev)
+        got = [a.to_numpy(), b.to_numpy()]
+        assert _disp(dev) == d0 + 2
+    ref = xh
+    for _ in range(F.RECOMPUTE_OPS + 1):
+        ref = np.sin(ref)
+    np.testing.assert_allclose(got[0], ref.reshape(4, 32) + 1, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[1], ref * 2, rtol=1e-5, atol=1e-6)
