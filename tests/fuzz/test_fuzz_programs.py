@@ -807,8 +807,19 @@ def _factor_shape(p: Program, size: int) -> tuple[int, ...]:
     return tuple(dims)
 
 
+def pick_lazy_first(p: Program) -> Entry:
+    """An entry of the pool, half the time a lazy one when there is one (fusion on: an
+    elementwise result still unevaluated), so reshapes and casts of lazy trees (fusion's
+    ``defer_reshape`` / ``defer_cast``) are drawn as often as those of plain arrays."""
+    if p.draw(st.booleans()):
+        e = p.pick(lambda o: isinstance(o.x, xp.Array) and o.x._lazy is not None)
+        if e is not None:
+            return e
+    return p.pick() or p.leaf()
+
+
 def st_reshape(p: Program) -> None:
-    e = p.pick() or p.leaf()
+    e = pick_lazy_first(p)
     if p.draw(st.booleans()) and e.a.ndim >= 2:
         perm = tuple(p.draw(st.permutations(range(e.a.ndim))))
         p.step(f"xp.permute_dims({e.name}, {perm})", lambda: np.permute_dims(e.a, perm),
@@ -825,7 +836,7 @@ def st_reshape(p: Program) -> None:
 
 
 def st_astype(p: Program) -> None:
-    e = p.pick() or p.leaf()
+    e = pick_lazy_first(p)
     dt = p.draw(st.sampled_from(p.dtypes))
     src = e.a
 
