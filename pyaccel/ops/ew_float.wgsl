@@ -120,9 +120,8 @@ fn f_log1p_poly(f: T) -> T {
     return f + (y * f * z - 0.5 * z);
 }
 
-// log(x) for finite x > 0 (subnormals from the bits): x = m 2^e, m in [sqrt(1/2), sqrt(2)),
-// log(m) from a polynomial in f = m - 1 (Cephes' logf coefficients). Returns (e, log(m)).
-fn f_log_parts(x: T) -> vec2<T> {
+// x = m 2^e for finite x > 0 (subnormals from the bits), m in [sqrt(1/2), sqrt(2)): (e, m)
+fn f_log_split(x: T) -> vec2<T> {
     var b = bitcast<u32>(x);
     var e0 = 0;
     let sm = f_sub_mant(x);
@@ -130,7 +129,55 @@ fn f_log_parts(x: T) -> vec2<T> {
     var e = i32((b >> 23u) & 0xffu) - 126 + e0;
     var m = bitcast<T>((b & 0x007fffffu) | 0x3f000000u);  // [0.5, 1)
     if (m < 0.70710678) { m = m + m; e = e - 1; }
-    return vec2<T>(T(e), f_log1p_poly(m - 1.0));
+    return vec2<T>(T(e), m);
+}
+
+// log(x) for finite x > 0: log(m) from a polynomial in f = m - 1 (Cephes' logf
+// coefficients). Returns (e, log(m)).
+fn f_log_parts(x: T) -> vec2<T> {
+    let em = f_log_split(x);
+    return vec2<T>(em.x, f_log1p_poly(em.y - 1.0));
+}
+
+// -- double-float (hi + lo) pieces for pow and logaddexp. GPU compilers fold the textbook
+// compensations ((a + b) - a to b, also with the 1 hidden in a private variable: measured on
+// lavapipe and llvmpipe), and WGSL's fma is not fused there (fma(a, b, -a * b) gave 0), so
+// high parts are bit masks (12 significant bits: the product of two is exact, and neither
+// can be folded away) and f_opq hides a sum from the folding (min with the largest float).
+fn f_hi12(v: T) -> T { return bitcast<T>(bitcast<u32>(v) & 0xfffff000u); }
+fn f_opq(v: T) -> T { return min(v, 3.4028235e38); }
+
+// ln(m) = (2/3) p, p = s (3 + s^2 + 3 s^4 / 5 + 3 s^6 / 7 + ...), s = (m - 1) / (m + 1), for m in
+// [sqrt(1/2), sqrt(2)] (|s| <= 0.172; Taylor to s^13: 2^-36). Returns p as (hi: 12 bits, lo):
+// s = sh + sl and 3 + s^2 + ... = wh + wl from exact pieces, relative error about 2^-34.
+fn f_log_dd_core(m: T) -> vec2<T> {
+    let f = m - 1.0;  // exact
+    let dh = f_hi12(2.0 + f);
+    let dl = f - (dh - 2.0);  // 2 + f = dh + dl exactly
+    let d = 2.0 + f;
+    let s = f / d;
+    let sh = f_hi12(s);
+    let sl = ((f - sh * dh) - sh * dl) / d;  // f - sh dh is exact (Sterbenz)
+    let z = s * s;
+    let r = sl * (sh + s) + z * z * (0.6 + z * (0.42857142857 + z * (0.33333333333 + z * (
+        0.27272727273 + z * 0.23076923077))));
+    let zh = sh * sh;  // exact
+    let wh = f_hi12((3.0 + zh) + r);
+    let wl = r - ((wh - 3.0) - zh);
+    let ph = sh * wh;  // exact
+    let pl = sl * wh + s * wl;
+    let qh = f_hi12(ph + pl);
+    return vec2<T>(qh, pl - (qh - ph));
+}
+
+// log2(x) = hi + lo (hi: 12 bits) for finite x > 0, relative error about 2^-33
+fn f_log2_dd(x: T) -> vec2<T> {
+    let em = f_log_split(x);
+    let q = f_log_dd_core(em.y);  // log2(m) = 2 / (3 ln 2) q; 2 / (3 ln 2) = 0.961669921875 + tail
+    let ch = 0.961669921875 * q.x;  // exact
+    let cl = 1.2677205086220056e-4 * q.x + 0.9617967009544373 * q.y;
+    let h = f_hi12((em.x + ch) + cl);
+    return vec2<T>(h, cl - ((h - em.x) - ch));
 }
 
 fn f_log(x: T) -> T {
@@ -216,14 +263,25 @@ fn f_pow(x: T, y: T) -> T {
     } else if (f_isinf(x)) {
         r = select(f_inf(), 0.0, y < 0.0);
     } else {
-        let t = y * f_log2(ax);  // f_log2: subnormal x from the bits
-        if (f_isnan(t) || t >= 128.0) {
+        // t = y log2|x| = th + tl: log2 as a double-float, y = yh + (y - yh) (exact split)
+        let l = f_log2_dd(ax);
+        let yh = f_hi12(y);
+        let th = yh * l.x;  // exact
+        let tl = (y - yh) * l.x + y * l.y;
+        let t = th + tl;
+        if (f_isnan(t) || t > 128.5) {  // (NaN: inf - inf of a huge y)
             r = select(0.0, f_inf(), (ax > 1.0) == (y > 0.0));
-        } else if (t < -150.0) {
+        } else if (t < -151.0) {
             r = 0.0;
-        } else {  // 2^t = 2^k e^((t - k) ln 2), the tail exact
+        } else {  // 2^t = 2^k e^((rm + c) ln 2), rm = th - k + tl in 12 bits, c its remainder
             let k = round(t);
-            r = f_ldexp(1.0 + f_expm1_poly((t - k) * 0.69314718055994531), i32(k));
+            let rh = th - k;  // exact
+            let rm = f_hi12(rh + tl);
+            let c = tl - (rm - rh);
+            let ah = rm * 0.693115234375;  // exact (ln 2 = 0.693115234375 + 3.1946183e-5)
+            let al = rm * 3.194618329871446e-5 + c * 0.6931471824645996;
+            let em = f_expm1_poly(ah);
+            r = f_ldexp(1.0 + (em + (1.0 + em) * al), i32(k));  // f_ldexp: subnormal results
         }
     }
     if (y_odd && f_signbit(x)) { r = -r; }
