@@ -6,7 +6,6 @@
 
 var<private> F_NAN_BITS: u32 = 0x7fc00000u;
 var<private> F_INF_BITS: u32 = 0x7f800000u;
-var<private> F_ONE_BITS: u32 = 0x3f800000u;
 
 fn f_nan() -> T { return bitcast<T>(F_NAN_BITS); }
 fn f_inf() -> T { return bitcast<T>(F_INF_BITS); }
@@ -216,11 +215,10 @@ fn f_log1p(x: T) -> T {
     if (x >= -0.5 && x < 0.0) {
         return (f_log1p_poly(1.0 + 2.0 * x) - 0.693359375) + 2.1219444005469057e-4;
     }
-    let u = 1.0 + x;
+    let u = f_opq(1.0 + x);
     if (f_isinf(u) || x > 1.0e8) { return f_log(u); }
-    // the rounding of 1 + x, c = x - (u - 1) (opaque 1: not folded to 0), as c / u
-    let one = bitcast<T>(F_ONE_BITS);
-    return f_log(u) + (x - (u - one)) / u;
+    // the rounding of 1 + x, c = x - (u - 1) (f_opq: not folded to 0), as c / u
+    return f_log(u) + (x - (u - 1.0)) / u;
 }
 
 fn f_exp(x: T) -> T {
@@ -411,16 +409,23 @@ fn f_logaddexp(x: T, y: T) -> T {
     return m + f_log1p(f_exp(-abs(x - y)));
 }
 
-// x = k pi/2 + r, |r| <= pi/4, for |x| <= 1e5 (k < 2^16): pi/2 in four 8-bit parts (each
-// k * part exact) and a float32 tail, subtracted in turn. Returns (k mod 4, r).
-fn f_trig_reduce(x: T) -> vec2<T> {
+// x = k pi/2 + r, |r| <= pi/4, for |x| <= 1e5 (k < 2^16): pi/2 in five 8-bit parts (each
+// k * part exact) and a float32 tail, subtracted in turn; the first two differences are exact,
+// the roundings of the others are kept (Fast2Sum: each subtrahend is smaller, or the
+// difference exact). Returns (k mod 4, r as hi + lo).
+fn f_trig_reduce(x: T) -> vec3<T> {
     let k = round(x * 0.63661977236758134);
-    var r = x - k * 1.5703125;
-    r = r - k * 4.825592041015625e-4;
-    r = r - k * 1.2665987014770508e-6;
-    r = r - k * 9.89530235528946e-10;
-    r = r - k * 2.5633441515945189e-12;
-    return vec2<T>(T(i32(k) & 3), r);
+    let a = (x - k * 1.5703125) - k * 4.825592041015625e-4;
+    let p3 = k * 1.2665987014770508e-6;
+    let h3 = f_opq(a - p3);
+    let p4 = k * 9.89530235528946e-10;
+    let h4 = f_opq(h3 - p4);
+    let p5 = k * 2.5579538487363607e-12;
+    let h5 = f_opq(h4 - p5);
+    let p6 = k * 5.390302953474238e-15;
+    let h6 = f_opq(h5 - p6);
+    let lo = (((a - h3) - p3) + ((h3 - h4) - p4)) + (((h4 - h5) - p5) + ((h5 - h6) - p6));
+    return vec3<T>(T(i32(k) & 3), h6, lo);
 }
 
 // sin and cos of |r| <= pi/4 (Cephes' sinf / cosf polynomials)
@@ -431,11 +436,18 @@ fn f_sin_poly(r: T) -> T {
 fn f_cos_poly(r: T) -> T {
     let z = r * r;
     let hz = 0.5 * z;
-    let w = 1.0 - hz;  // with the rounding of 1 - z/2 added back (opaque 1: not folded)
-    let one = bitcast<T>(F_ONE_BITS);
-    return w + (((one - w) - hz) + ((2.443315711809948e-5 * z - 1.388731625493765e-3) * z
+    let w = f_opq(1.0 - hz);  // with the rounding of 1 - z/2 added back (f_opq: not folded)
+    return w + (((1.0 - w) - hz) + ((2.443315711809948e-5 * z - 1.388731625493765e-3) * z
                                     + 4.166664568298827e-2) * z * z);
 }
+
+// sin / cos of r = h + l: sin(h) + l cos(h), cos(h) - l sin(h) (l is below an ulp of h)
+fn f_sin_dd(h: T, l: T) -> T {
+    let z = h * h;
+    return ((-1.9515295891e-4 * z + 8.3321608736e-3) * z - 1.6666654611e-1) * z * h
+           + l * (1.0 - 0.5 * z) + h;
+}
+fn f_cos_dd(h: T, l: T) -> T { return f_cos_poly(h) - l * h; }
 
 fn f_sin(x: T) -> T {
     if (!f_isfinite(x)) { return f_nan(); }
@@ -443,7 +455,7 @@ fn f_sin(x: T) -> T {
     if (abs(x) < 1.0e-4) { return x; }  // sin(x) = x (-0 stays -0)
     let kr = f_trig_reduce(x);
     let q = i32(kr.x);
-    var v = select(f_sin_poly(kr.y), f_cos_poly(kr.y), (q & 1) == 1);
+    var v = select(f_sin_dd(kr.y, kr.z), f_cos_dd(kr.y, kr.z), (q & 1) == 1);
     if (q >= 2) { v = -v; }
     return v;
 }
@@ -453,14 +465,32 @@ fn f_cos(x: T) -> T {
     if (abs(x) > 1.0e5) { return cos(x); }
     let kr = f_trig_reduce(x);
     let q = i32(kr.x);
-    var v = select(f_cos_poly(kr.y), f_sin_poly(kr.y), (q & 1) == 1);
+    var v = select(f_cos_dd(kr.y, kr.z), f_sin_dd(kr.y, kr.z), (q & 1) == 1);
     if (q == 1 || q == 2) { v = -v; }
     return v;
 }
 
+// tan(r = h + l) for |r| <= pi/4 (Cephes' tanf polynomial) and -1 / tan(r) for odd k: the
+// quotient q0 corrected by q0 (1 + q0 t), the residual from 12-bit pieces (exact products)
 fn f_tan(x: T) -> T {
     if (!f_isfinite(x)) { return f_nan(); }
-    return tan(x);
+    if (abs(x) > 1.0e5) { return tan(x); }
+    if (abs(x) < 1.0e-4) { return x; }  // tan(x) = x (-0 stays -0)
+    let kr = f_trig_reduce(x);
+    let h = kr.y;
+    let z = h * h;
+    let p = (((((9.38540185543e-3 * z + 3.11992232697e-3) * z + 2.44301354525e-2) * z
+               + 5.34112807005e-2) * z + 1.33387994085e-1) * z + 3.33331568548e-1) * z * h;
+    let t0 = h + p;
+    let tl = p + kr.z * (1.0 + t0 * t0);  // tan(h + l) = h + tl
+    if ((i32(kr.x) & 1) == 0) { return h + tl; }
+    let q0 = -1.0 / (h + tl);
+    let qh = f_hi12(q0);
+    let ql = q0 - qh;
+    let hh = f_hi12(h);
+    let hl = h - hh;
+    let rho = (1.0 + qh * hh) + ((qh * hl + ql * hh) + ql * hl + q0 * tl);  // 1 + q0 t
+    return q0 + q0 * rho;
 }
 
 // asin / acos through atan2 (more accurate than llvmpipe's asin: 2e-4 absolute at 0.5).
