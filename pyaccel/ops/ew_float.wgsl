@@ -401,12 +401,68 @@ fn f_hypot(x: T, y: T) -> T {
     return m * sqrt(1.0 + r * r);
 }
 
+// e^(vh + vl) for vh in [-20.5, 0] and |vl| below an ulp of vh, as hi + lo (relative error
+// about 2^-35): v = k ln2/8 + b, |b| <= ln2/16 (ln 2 / 8 in two 16-bit parts and a tail),
+// e^v = 2^(k >> 3) 2^((k & 7) / 8) e^b with 2^(j/8) = th + tl (th: 12 bits) and 1 + E(b) as
+// gh (12 bits) + gl, so th gh is exact.
+fn f_exp_dd(vh: T, vl: T) -> vec2<T> {
+    let k = round(vh * 11.541560327111707);
+    let b0 = vh - k * 0.08664321899414062;  // exact
+    let p2 = k * 1.7857382772490382e-7;  // exact
+    let bh = f_opq(b0 - p2);
+    let bl = ((b0 - bh) - p2) + (vl - k * 2.024813693449201e-12);
+    let hh = f_hi12(bh);
+    let hl = bh - hh;
+    let sq = 0.5 * (hh * hh);  // exact: b^2 / 2 = sq + (hl (hh + bh) / 2 + bh bl)
+    let e3 = bh * bh * bh * (0.16666666666666666 + bh * (0.041666666666666664 + bh * (
+        0.008333333333333333 + bh * 0.001388888888888889)));
+    let r = (bl + (0.5 * hl * (hh + bh) + bh * bl)) + e3;  // e^b = 1 + bh + sq + r
+    let gh = f_hi12((1.0 + bh) + (sq + r));
+    let gl = (((1.0 - gh) + bh) + sq) + r;
+    let ki = i32(k);
+    let j = ki & 7;
+    var th = 1.0;
+    var tl = 0.0;
+    if (j == 1) { th = 1.09033203125; tl = 0.00017570141062606126; }
+    if (j == 2) { th = 1.18896484375; tl = 0.00024227125686593354; }
+    if (j == 3) { th = 1.29638671875; tl = 0.0004528358986135572; }
+    if (j == 4) { th = 1.4140625; tl = 0.00015106236969586462; }
+    if (j == 5) { th = 1.5419921875; tl = 0.00021863791334908456; }
+    if (j == 6) { th = 1.681640625; tl = 0.0001522055099485442; }
+    if (j == 7) { th = 1.833984375; tl = 2.371140908508096e-05; }
+    let sc = bitcast<T>(u32((ki >> 3u) + 127) << 23u);  // 2^(k >> 3), normal here
+    return vec2<T>(th * gh * sc, (th * gl + tl * (gh + gl)) * sc);
+}
+
+// logaddexp = m + log(1 + u), u = e^-(m - n) as hi + lo (m - n by TwoSum), 1 + u = wh + wl,
+// log(wh) from f_log_dd_core: a double-float sum, so the result keeps its accuracy where m and
+// the log cancel (results near 0). Past m - n = 20, m + e^(n - m).
 fn f_logaddexp(x: T, y: T) -> T {
     if (f_isnan(x) || f_isnan(y)) { return f_nan(); }
     if (x == y) { return x + 0.69314718055994531; }
     let m = max(x, y);
+    let n = min(x, y);
     if (f_isinf(m)) { return m; }
-    return m + f_log1p(f_exp(-abs(x - y)));
+    let dh = f_opq(m - n);
+    if (dh > 20.0) { return m + f_exp(-dh); }
+    let db = f_opq(dh - m);
+    let dl = (m - (dh - db)) + (-n - db);  // m - n = dh + dl exactly
+    let u = f_exp_dd(-dh, -dl);
+    let uf = f_opq(u.x + u.y);
+    let ur = u.y - (uf - u.x);
+    let wh = f_opq(1.0 + uf);
+    let wl = (((1.0 - wh) + uf) + ur) / wh;  // log(1 + u) = log(wh) + wl
+    let e = select(0.0, 1.0, wh > 1.4142135);
+    let q = f_log_dd_core(select(wh, 0.5 * wh, wh > 1.4142135));
+    // log(wh) = e ln 2 + (2/3) q: 2/3 = 0.66650390625 + 1.6276042e-4, ln 2 = 0.693115234375 + 3.1946183e-5
+    let lh = 0.66650390625 * q.x;  // exact
+    let eh = e * 0.693115234375;
+    let sh = f_opq(eh + lh);
+    let lr = ((eh - sh) + lh) + (e * 3.194618329871446e-5 + (1.6276042151730508e-4 * q.x
+                                                           + 0.6666666865348816 * q.y) + wl);
+    let rh = f_opq(m + sh);
+    let rb = f_opq(rh - m);
+    return rh + (((m - (rh - rb)) + (sh - rb)) + lr);
 }
 
 // x = k pi/2 + r, |r| <= pi/4, for |x| <= 1e5 (k < 2^16): pi/2 in five 8-bit parts (each
