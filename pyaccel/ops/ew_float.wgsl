@@ -6,7 +6,6 @@
 
 var<private> F_NAN_BITS: u32 = 0x7fc00000u;
 var<private> F_INF_BITS: u32 = 0x7f800000u;
-var<private> F_ONE_BITS: u32 = 0x3f800000u;
 
 fn f_nan() -> T { return bitcast<T>(F_NAN_BITS); }
 fn f_inf() -> T { return bitcast<T>(F_INF_BITS); }
@@ -120,9 +119,8 @@ fn f_log1p_poly(f: T) -> T {
     return f + (y * f * z - 0.5 * z);
 }
 
-// log(x) for finite x > 0 (subnormals from the bits): x = m 2^e, m in [sqrt(1/2), sqrt(2)),
-// log(m) from a polynomial in f = m - 1 (Cephes' logf coefficients). Returns (e, log(m)).
-fn f_log_parts(x: T) -> vec2<T> {
+// x = m 2^e for finite x > 0 (subnormals from the bits), m in [sqrt(1/2), sqrt(2)): (e, m)
+fn f_log_split(x: T) -> vec2<T> {
     var b = bitcast<u32>(x);
     var e0 = 0;
     let sm = f_sub_mant(x);
@@ -130,7 +128,55 @@ fn f_log_parts(x: T) -> vec2<T> {
     var e = i32((b >> 23u) & 0xffu) - 126 + e0;
     var m = bitcast<T>((b & 0x007fffffu) | 0x3f000000u);  // [0.5, 1)
     if (m < 0.70710678) { m = m + m; e = e - 1; }
-    return vec2<T>(T(e), f_log1p_poly(m - 1.0));
+    return vec2<T>(T(e), m);
+}
+
+// log(x) for finite x > 0: log(m) from a polynomial in f = m - 1 (Cephes' logf
+// coefficients). Returns (e, log(m)).
+fn f_log_parts(x: T) -> vec2<T> {
+    let em = f_log_split(x);
+    return vec2<T>(em.x, f_log1p_poly(em.y - 1.0));
+}
+
+// -- double-float (hi + lo) pieces for pow and logaddexp. GPU compilers fold the textbook
+// compensations ((a + b) - a to b, also with the 1 hidden in a private variable: measured on
+// lavapipe and llvmpipe), and WGSL's fma is not fused there (fma(a, b, -a * b) gave 0), so
+// high parts are bit masks (12 significant bits: the product of two is exact, and neither
+// can be folded away) and f_opq hides a sum from the folding (min with the largest float).
+fn f_hi12(v: T) -> T { return bitcast<T>(bitcast<u32>(v) & 0xfffff000u); }
+fn f_opq(v: T) -> T { return min(v, 3.4028235e38); }
+
+// ln(m) = (2/3) p, p = s (3 + s^2 + 3 s^4 / 5 + 3 s^6 / 7 + ...), s = (m - 1) / (m + 1), for m in
+// [sqrt(1/2), sqrt(2)] (|s| <= 0.172; Taylor to s^13: 2^-36). Returns p as (hi: 12 bits, lo):
+// s = sh + sl and 3 + s^2 + ... = wh + wl from exact pieces, relative error about 2^-34.
+fn f_log_dd_core(m: T) -> vec2<T> {
+    let f = m - 1.0;  // exact
+    let dh = f_hi12(2.0 + f);
+    let dl = f - (dh - 2.0);  // 2 + f = dh + dl exactly
+    let d = 2.0 + f;
+    let s = f / d;
+    let sh = f_hi12(s);
+    let sl = ((f - sh * dh) - sh * dl) / d;  // f - sh dh is exact (Sterbenz)
+    let z = s * s;
+    let r = sl * (sh + s) + z * z * (0.6 + z * (0.42857142857 + z * (0.33333333333 + z * (
+        0.27272727273 + z * 0.23076923077))));
+    let zh = sh * sh;  // exact
+    let wh = f_hi12((3.0 + zh) + r);
+    let wl = r - ((wh - 3.0) - zh);
+    let ph = sh * wh;  // exact
+    let pl = sl * wh + s * wl;
+    let qh = f_hi12(ph + pl);
+    return vec2<T>(qh, pl - (qh - ph));
+}
+
+// log2(x) = hi + lo (hi: 12 bits) for finite x > 0, relative error about 2^-33
+fn f_log2_dd(x: T) -> vec2<T> {
+    let em = f_log_split(x);
+    let q = f_log_dd_core(em.y);  // log2(m) = 2 / (3 ln 2) q; 2 / (3 ln 2) = 0.961669921875 + tail
+    let ch = 0.961669921875 * q.x;  // exact
+    let cl = 1.2677205086220056e-4 * q.x + 0.9617967009544373 * q.y;
+    let h = f_hi12((em.x + ch) + cl);
+    return vec2<T>(h, cl - ((h - em.x) - ch));
 }
 
 fn f_log(x: T) -> T {
@@ -169,11 +215,10 @@ fn f_log1p(x: T) -> T {
     if (x >= -0.5 && x < 0.0) {
         return (f_log1p_poly(1.0 + 2.0 * x) - 0.693359375) + 2.1219444005469057e-4;
     }
-    let u = 1.0 + x;
+    let u = f_opq(1.0 + x);
     if (f_isinf(u) || x > 1.0e8) { return f_log(u); }
-    // the rounding of 1 + x, c = x - (u - 1) (opaque 1: not folded to 0), as c / u
-    let one = bitcast<T>(F_ONE_BITS);
-    return f_log(u) + (x - (u - one)) / u;
+    // the rounding of 1 + x, c = x - (u - 1) (f_opq: not folded to 0), as c / u
+    return f_log(u) + (x - (u - 1.0)) / u;
 }
 
 fn f_exp(x: T) -> T {
@@ -216,14 +261,25 @@ fn f_pow(x: T, y: T) -> T {
     } else if (f_isinf(x)) {
         r = select(f_inf(), 0.0, y < 0.0);
     } else {
-        let t = y * f_log2(ax);  // f_log2: subnormal x from the bits
-        if (f_isnan(t) || t >= 128.0) {
+        // t = y log2|x| = th + tl: log2 as a double-float, y = yh + (y - yh) (exact split)
+        let l = f_log2_dd(ax);
+        let yh = f_hi12(y);
+        let th = yh * l.x;  // exact
+        let tl = (y - yh) * l.x + y * l.y;
+        let t = th + tl;
+        if (f_isnan(t) || t > 128.5) {  // (NaN: inf - inf of a huge y)
             r = select(0.0, f_inf(), (ax > 1.0) == (y > 0.0));
-        } else if (t < -150.0) {
+        } else if (t < -151.0) {
             r = 0.0;
-        } else {  // 2^t = 2^k e^((t - k) ln 2), the tail exact
+        } else {  // 2^t = 2^k e^((rm + c) ln 2), rm = th - k + tl in 12 bits, c its remainder
             let k = round(t);
-            r = f_ldexp(1.0 + f_expm1_poly((t - k) * 0.69314718055994531), i32(k));
+            let rh = th - k;  // exact
+            let rm = f_hi12(rh + tl);
+            let c = tl - (rm - rh);
+            let ah = rm * 0.693115234375;  // exact (ln 2 = 0.693115234375 + 3.1946183e-5)
+            let al = rm * 3.194618329871446e-5 + c * 0.6931471824645996;
+            let em = f_expm1_poly(ah);
+            r = f_ldexp(1.0 + (em + (1.0 + em) * al), i32(k));  // f_ldexp: subnormal results
         }
     }
     if (y_odd && f_signbit(x)) { r = -r; }
@@ -345,24 +401,87 @@ fn f_hypot(x: T, y: T) -> T {
     return m * sqrt(1.0 + r * r);
 }
 
+// e^(vh + vl) for vh in [-20.5, 0] and |vl| below an ulp of vh, as hi + lo (relative error
+// about 2^-35): v = k ln2/8 + b, |b| <= ln2/16 (ln 2 / 8 in two 16-bit parts and a tail),
+// e^v = 2^(k >> 3) 2^((k & 7) / 8) e^b with 2^(j/8) = th + tl (th: 12 bits) and 1 + E(b) as
+// gh (12 bits) + gl, so th gh is exact.
+fn f_exp_dd(vh: T, vl: T) -> vec2<T> {
+    let k = round(vh * 11.541560327111707);
+    let b0 = vh - k * 0.08664321899414062;  // exact
+    let p2 = k * 1.7857382772490382e-7;  // exact
+    let bh = f_opq(b0 - p2);
+    let bl = ((b0 - bh) - p2) + (vl - k * 2.024813693449201e-12);
+    let hh = f_hi12(bh);
+    let hl = bh - hh;
+    let sq = 0.5 * (hh * hh);  // exact: b^2 / 2 = sq + (hl (hh + bh) / 2 + bh bl)
+    let e3 = bh * bh * bh * (0.16666666666666666 + bh * (0.041666666666666664 + bh * (
+        0.008333333333333333 + bh * 0.001388888888888889)));
+    let r = (bl + (0.5 * hl * (hh + bh) + bh * bl)) + e3;  // e^b = 1 + bh + sq + r
+    let gh = f_hi12((1.0 + bh) + (sq + r));
+    let gl = (((1.0 - gh) + bh) + sq) + r;
+    let ki = i32(k);
+    let j = ki & 7;
+    var th = 1.0;
+    var tl = 0.0;
+    if (j == 1) { th = 1.09033203125; tl = 0.00017570141062606126; }
+    if (j == 2) { th = 1.18896484375; tl = 0.00024227125686593354; }
+    if (j == 3) { th = 1.29638671875; tl = 0.0004528358986135572; }
+    if (j == 4) { th = 1.4140625; tl = 0.00015106236969586462; }
+    if (j == 5) { th = 1.5419921875; tl = 0.00021863791334908456; }
+    if (j == 6) { th = 1.681640625; tl = 0.0001522055099485442; }
+    if (j == 7) { th = 1.833984375; tl = 2.371140908508096e-05; }
+    let sc = bitcast<T>(u32((ki >> 3u) + 127) << 23u);  // 2^(k >> 3), normal here
+    return vec2<T>(th * gh * sc, (th * gl + tl * (gh + gl)) * sc);
+}
+
+// logaddexp = m + log(1 + u), u = e^-(m - n) as hi + lo (m - n by TwoSum), 1 + u = wh + wl,
+// log(wh) from f_log_dd_core: a double-float sum, so the result keeps its accuracy where m and
+// the log cancel (results near 0). Past m - n = 20, m + e^(n - m).
 fn f_logaddexp(x: T, y: T) -> T {
     if (f_isnan(x) || f_isnan(y)) { return f_nan(); }
     if (x == y) { return x + 0.69314718055994531; }
     let m = max(x, y);
+    let n = min(x, y);
     if (f_isinf(m)) { return m; }
-    return m + f_log1p(f_exp(-abs(x - y)));
+    let dh = f_opq(m - n);
+    if (dh > 20.0) { return m + f_exp(-dh); }
+    let db = f_opq(dh - m);
+    let dl = (m - (dh - db)) + (-n - db);  // m - n = dh + dl exactly
+    let u = f_exp_dd(-dh, -dl);
+    let uf = f_opq(u.x + u.y);
+    let ur = u.y - (uf - u.x);
+    let wh = f_opq(1.0 + uf);
+    let wl = (((1.0 - wh) + uf) + ur) / wh;  // log(1 + u) = log(wh) + wl
+    let e = select(0.0, 1.0, wh > 1.4142135);
+    let q = f_log_dd_core(select(wh, 0.5 * wh, wh > 1.4142135));
+    // log(wh) = e ln 2 + (2/3) q: 2/3 = 0.66650390625 + 1.6276042e-4, ln 2 = 0.693115234375 + 3.1946183e-5
+    let lh = 0.66650390625 * q.x;  // exact
+    let eh = e * 0.693115234375;
+    let sh = f_opq(eh + lh);
+    let lr = ((eh - sh) + lh) + (e * 3.194618329871446e-5 + (1.6276042151730508e-4 * q.x
+                                                           + 0.6666666865348816 * q.y) + wl);
+    let rh = f_opq(m + sh);
+    let rb = f_opq(rh - m);
+    return rh + (((m - (rh - rb)) + (sh - rb)) + lr);
 }
 
-// x = k pi/2 + r, |r| <= pi/4, for |x| <= 1e5 (k < 2^16): pi/2 in four 8-bit parts (each
-// k * part exact) and a float32 tail, subtracted in turn. Returns (k mod 4, r).
-fn f_trig_reduce(x: T) -> vec2<T> {
+// x = k pi/2 + r, |r| <= pi/4, for |x| <= 1e5 (k < 2^16): pi/2 in five 8-bit parts (each
+// k * part exact) and a float32 tail, subtracted in turn; the first two differences are exact,
+// the roundings of the others are kept (Fast2Sum: each subtrahend is smaller, or the
+// difference exact). Returns (k mod 4, r as hi + lo).
+fn f_trig_reduce(x: T) -> vec3<T> {
     let k = round(x * 0.63661977236758134);
-    var r = x - k * 1.5703125;
-    r = r - k * 4.825592041015625e-4;
-    r = r - k * 1.2665987014770508e-6;
-    r = r - k * 9.89530235528946e-10;
-    r = r - k * 2.5633441515945189e-12;
-    return vec2<T>(T(i32(k) & 3), r);
+    let a = (x - k * 1.5703125) - k * 4.825592041015625e-4;
+    let p3 = k * 1.2665987014770508e-6;
+    let h3 = f_opq(a - p3);
+    let p4 = k * 9.89530235528946e-10;
+    let h4 = f_opq(h3 - p4);
+    let p5 = k * 2.5579538487363607e-12;
+    let h5 = f_opq(h4 - p5);
+    let p6 = k * 5.390302953474238e-15;
+    let h6 = f_opq(h5 - p6);
+    let lo = (((a - h3) - p3) + ((h3 - h4) - p4)) + (((h4 - h5) - p5) + ((h5 - h6) - p6));
+    return vec3<T>(T(i32(k) & 3), h6, lo);
 }
 
 // sin and cos of |r| <= pi/4 (Cephes' sinf / cosf polynomials)
@@ -373,11 +492,18 @@ fn f_sin_poly(r: T) -> T {
 fn f_cos_poly(r: T) -> T {
     let z = r * r;
     let hz = 0.5 * z;
-    let w = 1.0 - hz;  // with the rounding of 1 - z/2 added back (opaque 1: not folded)
-    let one = bitcast<T>(F_ONE_BITS);
-    return w + (((one - w) - hz) + ((2.443315711809948e-5 * z - 1.388731625493765e-3) * z
+    let w = f_opq(1.0 - hz);  // with the rounding of 1 - z/2 added back (f_opq: not folded)
+    return w + (((1.0 - w) - hz) + ((2.443315711809948e-5 * z - 1.388731625493765e-3) * z
                                     + 4.166664568298827e-2) * z * z);
 }
+
+// sin / cos of r = h + l: sin(h) + l cos(h), cos(h) - l sin(h) (l is below an ulp of h)
+fn f_sin_dd(h: T, l: T) -> T {
+    let z = h * h;
+    return ((-1.9515295891e-4 * z + 8.3321608736e-3) * z - 1.6666654611e-1) * z * h
+           + l * (1.0 - 0.5 * z) + h;
+}
+fn f_cos_dd(h: T, l: T) -> T { return f_cos_poly(h) - l * h; }
 
 fn f_sin(x: T) -> T {
     if (!f_isfinite(x)) { return f_nan(); }
@@ -385,7 +511,7 @@ fn f_sin(x: T) -> T {
     if (abs(x) < 1.0e-4) { return x; }  // sin(x) = x (-0 stays -0)
     let kr = f_trig_reduce(x);
     let q = i32(kr.x);
-    var v = select(f_sin_poly(kr.y), f_cos_poly(kr.y), (q & 1) == 1);
+    var v = select(f_sin_dd(kr.y, kr.z), f_cos_dd(kr.y, kr.z), (q & 1) == 1);
     if (q >= 2) { v = -v; }
     return v;
 }
@@ -395,14 +521,32 @@ fn f_cos(x: T) -> T {
     if (abs(x) > 1.0e5) { return cos(x); }
     let kr = f_trig_reduce(x);
     let q = i32(kr.x);
-    var v = select(f_cos_poly(kr.y), f_sin_poly(kr.y), (q & 1) == 1);
+    var v = select(f_cos_dd(kr.y, kr.z), f_sin_dd(kr.y, kr.z), (q & 1) == 1);
     if (q == 1 || q == 2) { v = -v; }
     return v;
 }
 
+// tan(r = h + l) for |r| <= pi/4 (Cephes' tanf polynomial) and -1 / tan(r) for odd k: the
+// quotient q0 corrected by q0 (1 + q0 t), the residual from 12-bit pieces (exact products)
 fn f_tan(x: T) -> T {
     if (!f_isfinite(x)) { return f_nan(); }
-    return tan(x);
+    if (abs(x) > 1.0e5) { return tan(x); }
+    if (abs(x) < 1.0e-4) { return x; }  // tan(x) = x (-0 stays -0)
+    let kr = f_trig_reduce(x);
+    let h = kr.y;
+    let z = h * h;
+    let p = (((((9.38540185543e-3 * z + 3.11992232697e-3) * z + 2.44301354525e-2) * z
+               + 5.34112807005e-2) * z + 1.33387994085e-1) * z + 3.33331568548e-1) * z * h;
+    let t0 = h + p;
+    let tl = p + kr.z * (1.0 + t0 * t0);  // tan(h + l) = h + tl
+    if ((i32(kr.x) & 1) == 0) { return h + tl; }
+    let q0 = -1.0 / (h + tl);
+    let qh = f_hi12(q0);
+    let ql = q0 - qh;
+    let hh = f_hi12(h);
+    let hl = h - hh;
+    let rho = (1.0 + qh * hh) + ((qh * hl + ql * hh) + ql * hl + q0 * tl);  // 1 + q0 t
+    return q0 + q0 * rho;
 }
 
 // asin / acos through atan2 (more accurate than llvmpipe's asin: 2e-4 absolute at 0.5).

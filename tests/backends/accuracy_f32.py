@@ -103,14 +103,15 @@ def reference(name: str, *args: np.ndarray) -> np.ndarray:
         return getattr(np, name)(*(a.astype(np.float64) for a in args)).astype(np.float32)
 
 
-def ulp_error(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+def ulp_error(got: np.ndarray, want: np.ndarray, tiny: float = 0.0) -> np.ndarray:
     """|got - want| in float32 ulps of ``want`` (0 where both are NaN or equal; inf where one is
-    NaN / inf and the other not)."""
+    NaN / inf and the other not). With ``tiny``, an ulp is at least ``tiny`` (an absolute error
+    bound for results near 0)."""
     g = got.astype(np.float64)
     w = want.astype(np.float64)
     same = (np.isnan(g) & np.isnan(w)) | (g == w)
     with np.errstate(invalid="ignore", over="ignore"):
-        err = np.abs(g - w) / np.spacing(np.abs(want)).astype(np.float64)
+        err = np.abs(g - w) / np.maximum(np.spacing(np.abs(want)).astype(np.float64), tiny)
     err = np.where(same, 0.0, err)
     return np.where(np.isfinite(err), err, np.inf)
 
