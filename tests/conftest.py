@@ -28,6 +28,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 # SciPy reads this once, at import: its array-API dispatch (tests/clients) needs it set first
@@ -164,7 +165,38 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     terminalreporter.write_line("pyaccel: peak RSS per test process: " + ", ".join(parts))
 
 
+# Elementwise test files whose parametrized tests are grouped per (GPU device, op) for xdist's
+# --dist loadgroup: every kernel of an op then compiles once, in one worker, and the other
+# tests of that op find it in the device's pipeline cache. The emulated float64 / complex
+# kernels take seconds each to compile on software GPUs (LLVM), and lavapipe keeps no disk
+# cache of its front end, so spreading one op's tests over both workers compiled each twice.
+_OP_GROUPED_FILES = ("test_array_elementwise.py", "test_softfloat.py", "test_complex.py",
+                     "test_f32_accuracy.py")
+_URI = re.compile(r"[a-z][a-z0-9]*:\d+")
+
+
+def _op_group(item: pytest.Item, ops: frozenset[str]) -> str | None:
+    callspec = getattr(item, "callspec", None)
+    if callspec is None or not item.nodeid.split("::")[0].endswith(_OP_GROUPED_FILES):
+        return None
+    parts = callspec.id.split("-")
+    dev = next((p for p in parts if _URI.fullmatch(p)), None)
+    op = next((p for p in parts if p in ops), None)
+    if dev is None or op is None or dev.startswith("cpu:"):
+        return None
+    return f"ops-{dev}-{op}"
+
+
 def pytest_collection_modifyitems(config, items) -> None:  # noqa: ANN001
     """Run the browser suite last: Playwright's sync API keeps an event loop running in this
-    thread for the rest of the session, and native async tests call asyncio.run()."""
+    thread for the rest of the session, and native async tests call asyncio.run(). Group the
+    elementwise tests per (device, op) (see _OP_GROUPED_FILES)."""
     items.sort(key=lambda item: "tests/browser/" in item.nodeid.replace("\\", "/"))
+    import pyaccel
+
+    ops = frozenset(n for n in dir(pyaccel) if not n.startswith("_") and callable(getattr(pyaccel, n)))
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            group = _op_group(item, ops)
+            if group is not None:
+                item.add_marker(pytest.mark.xdist_group(group))

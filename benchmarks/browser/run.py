@@ -98,6 +98,11 @@ def table(res: dict) -> str:
         lines.append(f"{u['bytes']:>10} {u['js_gbps']:>8.3f} {u['pyaccel_gbps']:>8.3f} "
                      f"{d['js_gbps']:>8.3f} {d['pyaccel_gbps']:>8.3f} {d['pyaccel_into_gbps']:>8.3f}")
     lines.append(f"JS calls per op (ffi_calls): {json.dumps(res['ffi'])}")
+    for m in res.get("matmul", []):
+        lines.append(f"matmul float32 {m['n']}^2 (ms, x the pre-issue-21 `tiled` kernel; auto chose "
+                     f"{m['chosen']}): " + ", ".join(
+                         f"{k} {v:.0f} (x{m['ratio_to_tiled'].get(k, float('nan')):.2f}, "
+                         f"{m['gflops'][k]:.2f} GFLOP/s)" for k, v in m["ms"].items()))
     return "\n".join(lines)
 
 
@@ -107,6 +112,8 @@ def main() -> int:
     ap.add_argument("--no-build", action="store_true", help="use web/dist as it is")
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--headed", action="store_true", help="show the browser window")
+    ap.add_argument("--matmul", type=int, nargs="*", default=None,
+                    help="matmul sizes (default 512 1024; 256 512 with --quick; none: --matmul)")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds for the whole run")
     args = ap.parse_args()
     try:
@@ -132,7 +139,8 @@ def main() -> int:
         page.evaluate("async () => await window.pyaccelBenchReady")
         print(f"[bench] page ready in {time.perf_counter() - t0:.1f}s; running…", flush=True)
         try:
-            res = page.evaluate("async (quick) => await window.pyaccelBench.run({quick})", args.quick)
+            res = page.evaluate("async ([quick, matmul]) => await window.pyaccelBench.run({quick, matmul})",
+                                [args.quick, args.matmul])
         except Exception as e:
             print("\n".join(console[-40:]), file=sys.stderr)
             sys.exit(f"benchmark failed: {e}")

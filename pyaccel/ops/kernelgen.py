@@ -410,19 +410,23 @@ class Plan:
     scalar slots left open), the bindings and the grid. :meth:`record` then only packs the
     scalars (if any), looks up the uniform and records the dispatch."""
 
-    __slots__ = ("impl", "pipe", "params", "head", "tail", "scal", "bufs", "binds", "key", "wg")
+    __slots__ = ("impl", "pipe", "params", "head", "tail", "scal", "slots", "bufs", "binds", "key", "wg")
 
     def __init__(self, impl: Any, pipe: Any, head: bytes, tail: bytes, scal: tuple[tuple[int, DType], ...],
                  bufs: tuple[int, ...], binds: tuple[tuple[int, int], ...],
-                 wg: tuple[int, int, int]) -> None:
+                 wg: tuple[int, int, int], slots: tuple[int, ...] = ()) -> None:
         self.impl = impl
         self.pipe = pipe
         self.head = head
         self.tail = tail
-        self.params = head + _AUX.pack(0, 0, 0, 0) + tail + _WIDE0 if not scal else None
+        self.params = (head + _AUX.pack(0, 0, 0, 0) + tail + _WIDE0
+                       if len(slots) == len(scal) else None)
         self.scal = scal  # (operand index, scalar dtype) of every scalar operand
+        # positions in scal of the scalars read from a buffer (bound after the buffers in
+        # bufs, see _wide_kernel), not from the parameter block
+        self.slots = slots
         self.bufs = bufs  # operand indexes of the bound buffers, in binding order
-        self.binds = binds  # (binding, size) of out, params, then each bound buffer
+        self.binds = binds  # (binding, size) of out, params, each bound buffer, each slot
         self.key = next(_plan_ids)  # names this (pipeline, bindings) in the bind-group cache
         self.wg = wg
 
@@ -431,10 +435,16 @@ class Plan:
         (GPUBuffers of the operands in :attr:`bufs`) and the scalar ``values`` (of :attr:`scal`).
         The caller holds the device lock."""
         params = self.params
+        impl = self.impl
+        if self.slots:  # (each a cached block: the next uniform() cannot evict it)
+            handles = (*handles, *(impl.uniform(_scalar_bytes(values[j], self.scal[j][1]))
+                                   for j in self.slots))
         if params is None:
             aux = [0, 0, 0, 0]
             wide = None
-            for (k, dt), v in zip(self.scal, values, strict=True):
+            for j, ((k, dt), v) in enumerate(zip(self.scal, values, strict=True)):
+                if j in self.slots:
+                    continue
                 if dt in MULTI_LANE:
                     if wide is None:
                         wide = [0] * 12
@@ -444,7 +454,6 @@ class Plan:
                     aux[k] = scalar_bits(v, dt)
             params = (self.head + _AUX.pack(*aux) + self.tail
                       + (_WIDE0 if wide is None else _WIDE.pack(*wide)))
-        impl = self.impl
         impl.dispatch_bound(self.pipe, self.key, self.binds, (out, impl.uniform(params), *handles),
                             self.wg)
 
@@ -481,9 +490,15 @@ def _make_plan(device: Device, expr: str, T: str, out_nbytes: int, out_dtype: DT
         return None
     shape = list(shape)
     cstr = contiguous_strides(shape)
+    wide = _wide_kernel(T, out_dtype, operands)
+    # multi-lane scalars of a wide kernel: read from a stride-0 buffer (see _wide_kernel)
+    slot_ops = frozenset(k for k, op in enumerate(operands) if wide and op.mode == "scalar"
+                         and op.dtype in MULTI_LANE) if all(
+        op.mode in ("buf", "scalar") for op in operands) else frozenset()
     all_st = []
-    for op in operands:
-        all_st.append(list(op.strides) if op.strides is not None else list(cstr))
+    for k, op in enumerate(operands):
+        all_st.append([0] * len(shape) if k in slot_ops else
+                      list(op.strides) if op.strides is not None else list(cstr))
     if store == "linear":
         all_st.append(list(cstr))
     else:
@@ -493,9 +508,10 @@ def _make_plan(device: Device, expr: str, T: str, out_nbytes: int, out_dtype: DT
         return None
     helpers = _HELPERS.get(T, "") if re.search(r"\b[fiu]_\w+\(", expr) else ""
     linear = store == "linear" and len(cshape) == 1 and all(
-        op.mode == "scalar" or (op.mode == "buf" and op.offset == 0 and cst[k][0] == 1)
+        (op.mode == "scalar" and k not in slot_ops) or (op.mode == "buf" and op.offset == 0 and cst[k][0] == 1)
         for k, op in enumerate(operands))
-    keys = tuple(op.key() for op in operands)
+    keys = tuple(("buf", storage_tag(op.dtype), op.conv) if k in slot_ops else op.key()
+                 for k, op in enumerate(operands))
     # 4 elements per invocation: contiguous 32-bit data, a multiple of 4 elements, buffers
     # whose bindings are whole vec4s
     # (32-bit storage only: multi-lane elements are already 8 or 16 bytes)
@@ -512,8 +528,11 @@ def _make_plan(device: Device, expr: str, T: str, out_nbytes: int, out_dtype: DT
         used = _used_bindings(src)
     offs = [0, 0, 0, out_offset]
     scal = []
+    slots = []
     for k, op in enumerate(operands):
         if op.mode == "scalar":
+            if k in slot_ops:
+                slots.append(len(scal))
             scal.append((k, op.dtype))
         else:
             offs[k] = op.offset
@@ -529,10 +548,25 @@ def _make_plan(device: Device, expr: str, T: str, out_nbytes: int, out_dtype: DT
     pipe = launch.pipeline(impl, src, "main", None, name or "elementwise")
     bufs = tuple(k for k, op in enumerate(operands)
                  if op.mode != "scalar" and op.buf is not None and (2 + k) in used)
+    slots = [j for j in slots if (2 + scal[j][0]) in used]
     binds = ((0, launch.binding_size(out_nbytes)), (1, len(head) + _AUX.size + len(tail) + _WIDE.size),
-             *((2 + k, _bsize(operands[k].buf)) for k in bufs))
+             *((2 + k, _bsize(operands[k].buf)) for k in bufs),
+             *((2 + scal[j][0], launch.binding_size(scal[j][1].itemsize)) for j in slots))
     return Plan(impl, pipe, head, tail, tuple(scal), bufs, binds,
-                launch.grid_1d(device, n // 4 if vec else n))
+                launch.grid_1d(device, n // 4 if vec else n), tuple(slots))
+
+
+def _wide_kernel(T: str, out_dtype: DType, operands: Sequence[Operand]) -> bool:
+    """Whether a launch computes or moves a multi-lane dtype (int64, uint64, float64, complex:
+    emulated in WGSL). Those kernels take seconds to compile on software GPUs (LLVM inlines
+    every soft-float call), so they have two sources per op and dtypes: the contiguous one
+    (every operand read at the output index) and the strided one for everything else, where
+    multi-lane Python scalars are read from a stride-0 buffer (a cached uniform block bound
+    as storage, :class:`Plan`) instead of compiling a variant per scalar position: on float64,
+    ``x[::2] * y``, ``x * y[:1]``, ``x * 2.0`` and ``2.0 * x`` share one pipeline, ``x * y``
+    (contiguous) has the other. (Reading a contiguous product through the strided code too
+    would leave one pipeline but cost 1.7x on a float64 add at 2^20 elements on lavapipe.)"""
+    return is_wide(T) or out_dtype in MULTI_LANE or any(op.dtype in MULTI_LANE for op in operands)
 
 
 def run(device: Device, expr: str, T: str, out: Buffer, out_dtype: DType, operands: Sequence[Operand],
@@ -576,6 +610,11 @@ def run(device: Device, expr: str, T: str, out: Buffer, out_dtype: DType, operan
         run(device, expr, T, out, out_dtype, ops_rest, rest,
             out_offset=out_offset + j * cst[-1][0], out_strides=cst[-1][1:],
             store="strided" if store == "linear" else store, prm=prm, name=name)
+
+
+def _scalar_bytes(value: Any, dtype: DType) -> bytes:
+    w = scalar_words(value, dtype)
+    return struct.pack(f"<{len(w)}I", *w)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -34,9 +34,11 @@ from __future__ import annotations
 
 import contextlib
 import operator
+import os
 import re
 import threading
 from collections import OrderedDict, deque
+from time import perf_counter as _perf_counter
 from typing import Any
 
 from .._lru import LRU
@@ -48,6 +50,19 @@ from ..errors import DeviceLostError, KernelCompileError, OutOfDeviceMemoryError
 MAP_READ, MAP_WRITE, COPY_SRC, COPY_DST, UNIFORM, STORAGE = 1, 2, 4, 8, 64, 128
 DEVICE_USAGE = STORAGE | UNIFORM | COPY_SRC | COPY_DST
 STAGING_USAGE = MAP_READ | COPY_DST
+
+# PYACCEL_COMPILE_LOG=path: append one tab-separated line per pipeline compiled (pid, adapter,
+# entry, source hash, source bytes, seconds, kernel name) to find what a run spends compiling
+_COMPILE_LOG = os.environ.get("PYACCEL_COMPILE_LOG", "")
+
+
+def _log_compile(impl: Any, wgsl: str, entry: str, name: str, secs: float) -> None:
+    import hashlib
+    adapter = getattr(impl.f, "label", type(impl.f).__name__)
+    h = hashlib.sha1(wgsl.encode()).hexdigest()[:12]
+    with open(_COMPILE_LOG, "a") as f:
+        f.write(f"{os.getpid()}\t{adapter}\t{entry}\t{h}\t{len(wgsl)}\t{secs:.4f}\t{name}\n")
+
 
 BATCH_LIMIT = 256  # dispatches recorded before an automatic submit
 # queue.writeBuffer stages its data until the next submit: submit after this many writes
@@ -704,6 +719,7 @@ class GPUDeviceImpl:
         key = (wgsl, entry, tuple(sorted(constants.items())) if constants else ())
         pipe = self._pipelines.get(key)
         if pipe is None:
+            t0 = _perf_counter() if _COMPILE_LOG else 0.0
             try:
                 pipe = self.f.create_pipeline(wgsl, entry, dict(constants or {}))
             except KernelCompileError as exc:
@@ -712,6 +728,8 @@ class GPUDeviceImpl:
                 raise
             self._pipelines.put(key, pipe)
             self.stats["pipelines_compiled"] += 1
+            if _COMPILE_LOG:
+                _log_compile(self, wgsl, entry, name, _perf_counter() - t0)
         return pipe
 
     def close(self) -> None:

@@ -757,6 +757,7 @@ class WgpuBackend:
                 f"  adapter features: {', '.join(desc.extra.get('features', ())) or 'none'}"]
         # wgpu's GL backend runs the GPU work inside queue.submit: submit on a thread there
         facade = WgpuFacade(self.wgpu, dev, submit_thread=desc.api == "gl")
+        facade.label = desc.api
         return GPUDeviceImpl(facade, limits, caps, info)
 
 

@@ -84,6 +84,17 @@ def run_f64(device: Any, expr: str, args: list[np.ndarray], out: str = "f64") ->
     return o.view(_DTYPE[out])
 
 
+def run_op(device: Any, name: str, args: list[np.ndarray]) -> np.ndarray:
+    """``pyaccel.<name>(*args)`` on float64 arrays on ``device``, as a NumPy array: the library
+    function through the op's own kernel. The accuracy tests call the op rather than a
+    :func:`run_f64` kernel of their own, so each function compiles once per device and
+    worker (the elementwise sweeps build the same kernel; a second kernel around the same
+    function doubled the suite's longest compiles). Poison the outputs with the
+    ``poisoned`` fixture (tests/backends/_array_util.py)."""
+    arrs = [pyaccel.asarray(np.ascontiguousarray(a, dtype=np.float64), device=device) for a in args]
+    return np.asarray(getattr(pyaccel, name)(*arrs).to_numpy())
+
+
 def same_bits(got: np.ndarray, want: np.ndarray) -> np.ndarray:
     """Elementwise: the same bits, or both NaN (any NaN payload)."""
     want = np.asarray(want)

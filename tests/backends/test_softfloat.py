@@ -1,7 +1,8 @@
 """Bit-exactness of the float64 soft-float library (pyaccel/ops/ew_f64.wgsl) against NumPy.
 
 Each test runs library functions in a kernel on a GPU device (float64 as two uint32 words,
-NumPy's bytes) over random bit patterns, random values, all pairs of edge values and
+NumPy's bytes; the transcendental accuracy tests through the public op, whose kernel calls the
+same function) over random bit patterns, random values, all pairs of edge values and
 constructed rounding ties, and requires the same bits as NumPy (any NaN for a NaN). The
 exhaustive sweep (``slow``) runs 10^6 pairs per op (2 * 10^4 under CI)."""
 
@@ -12,8 +13,8 @@ import re
 
 import numpy as np
 import pytest
-from _array_util import floor_divide_ref
-from _softfloat_util import library, mismatches, run_f64, same_bits, ulp_error
+from _array_util import floor_divide_ref, poisoned  # noqa: F401 - a fixture
+from _softfloat_util import library, mismatches, run_f64, run_op, same_bits, ulp_error
 
 CI = os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
 TRIG_LARGE = 2.0**20 * np.pi / 2  # f64__rem_pio2 switches from Cody-Waite to Payne-Hanek here
@@ -302,19 +303,18 @@ SPECIAL = np.concatenate([EDGE, [0.25, -0.25, 0.75, -0.75, 22.0, -22.0, 30.0, 70
 
 
 @pytest.mark.parametrize("name", sorted(ULP_BOUND))
-def test_transcendental_ulp(gpu_device, rng, name):
+def test_transcendental_ulp(gpu_device, rng, poisoned, name):  # noqa: F811
     """Random inputs per domain within the measured ulp bound; on edge values (zeros, subnormals,
     infinities, NaN, domain limits) NaN, infinities and the sign of zero match NumPy exactly."""
     n = 1000 if CI else 4000
     f = getattr(np, name)
     binary = name in ("atan2", "hypot", "logaddexp", "pow")
     ex = ((SPECIAL,) if not binary else tuple(a.ravel() for a in np.meshgrid(SPECIAL, SPECIAL)))
-    expr = f"f64_{name}(a0, a1)" if binary else f"f64_{name}(a0)"
     parts = [*_domains(rng, name, n), ex]
     args = tuple(np.concatenate([p[k] for p in parts]) for k in range(len(ex)))  # one dispatch
     with np.errstate(all="ignore"):
         want = f(*args)
-    got = run_f64(gpu_device, expr, list(args))
+    got = run_op(gpu_device, name, list(args))
     special = (np.isnan(got) != np.isnan(want)) | (np.isinf(want) & (got != want)) | (
         (want == 0) & (np.signbit(got) != np.signbit(want)))
     assert not special.any(), f"{name}: special values differ:\n" + "\n".join(
@@ -450,11 +450,11 @@ def test_decimal_reference_is_exact_where_numpy_is_not() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(NEAR_ONE))
-def test_acosh_asinh_atanh_near_one(gpu_device, name):
+def test_acosh_asinh_atanh_near_one(gpu_device, poisoned, name):  # noqa: F811
     """acosh / asinh / atanh within 1 ulp of NumPy at the inputs the fdlibm formulas missed by 2 ulp,
     at the ends of the double-double range (1, 2^-28, 2) and just past it."""
     x = np.array(NEAR_ONE[name], dtype=np.float64)
-    got = run_f64(gpu_device, f"f64_{name}(a0)", [x])
+    got = run_op(gpu_device, name, [x])
     want = getattr(np, name)(x)
     err = _arbitrated_ulp(name, x, got, want, 1)
     assert err.max() <= 1, [(float(a), float(g), float(w)) for a, g, w, e in zip(x, got, want, err, strict=True)
@@ -463,11 +463,11 @@ def test_acosh_asinh_atanh_near_one(gpu_device, name):
 
 
 @pytest.mark.parametrize("name", ["sin", "cos", "tan"])
-def test_trig_large_arguments(gpu_device, name):
+def test_trig_large_arguments(gpu_device, poisoned, name):  # noqa: F811
     """Hard cases of the pi/2 reduction, both signs, against the correctly rounded value
     (within ULP_BOUND); inf and NaN give NaN."""
     x = np.concatenate([TRIG_HARD, -TRIG_HARD, [np.inf, -np.inf, np.nan]])
-    got = run_f64(gpu_device, f"f64_{name}(a0)", [x])
+    got = run_op(gpu_device, name, [x])
     assert np.isnan(got[-3:]).all(), got[-3:]
     want = np.array([_trig_exact(name, v) for v in x[:-3]])
     err = ulp_error(got[:-3], want)

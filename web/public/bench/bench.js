@@ -155,7 +155,7 @@ async function py(pyodide, call) {
 }
 
 // ------------------------------------------------------------------- driver
-export async function run({ quick = false, smoke = false } = {}) {
+export async function run({ quick = false, smoke = false, matmul = null } = {}) {
   const repeat = smoke ? 1 : quick ? 3 : 5;
   // [n floats, dispatches]: the large size is GPU-bound, fewer dispatches keep the run short
   const cases = smoke ? [[1024, 20]] : quick ? [[1024, 300], [65536, 50]]
@@ -204,6 +204,17 @@ export async function run({ quick = false, smoke = false } = {}) {
         `download js ${down.gbps.toFixed(3)} / pyaccel ${p.download_gbps.toFixed(3)} (into ${p.download_into_gbps.toFixed(3)}) GB/s`);
   }
   res.ffi = await py(pyodide, "bench_ffi()");
+  // float32 matmul per kernel variant: "tiled" is the kernel before issue 21, null the
+  // automatic choice (autotuned in memory in the page)
+  res.matmul = [];
+  const mmSizes = smoke ? [] : matmul ?? (quick ? [256, 512] : [512, 1024]);
+  for (const n of mmSizes) {
+    status(`matmul ${n}…`);
+    const r = await py(pyodide, `bench_matmul(${n}, ${Math.min(repeat, 3)}, ["tiled", "u16x4", "u16x8", "u16x16", None])`);
+    res.matmul.push(r);
+    log(`matmul ${n}: ` + Object.entries(r.ms).map(([k, v]) => `${k} ${v.toFixed(0)} ms (x${r.ratio_to_tiled[k].toFixed(2)})`).join(", ") +
+        `; auto chose ${r.chosen}`);
+  }
   log(`ffi calls per op: ${JSON.stringify(res.ffi)}`);
   device.destroy();
   render(res);

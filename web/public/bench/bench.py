@@ -199,3 +199,40 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     x.free()
     y.free()
     return json.dumps(res)
+
+
+def bench_matmul(n, repeat, variants):
+    """float32 n x n matmul per kernel variant (ms, median of ``repeat`` after a warm-up
+    call), ``None`` = the automatic choice; each result checked against NumPy."""
+    import numpy as np
+
+    rng = np.random.default_rng(n)
+    an = rng.standard_normal((n, n), dtype=np.float32)
+    bn = rng.standard_normal((n, n), dtype=np.float32)
+    ref = an.astype(np.float64) @ bn.astype(np.float64)
+    a = pyaccel.asarray(an, device=DEV)
+    b = pyaccel.asarray(bn, device=DEV)
+    scale = np.abs(an).astype(np.float64) @ np.abs(bn).astype(np.float64)
+    out = {"n": n, "ms": {}, "chosen": None, "max_scaled_err": {}}
+    for v in variants:
+        pyaccel.set_matmul_variant(v)
+        try:
+            def run():
+                c = pyaccel.matmul(a, b)
+                DEV.synchronize()
+                return c
+
+            ms = _median_ms(run, repeat)
+            c = run().to_numpy()
+            key = v or "auto"
+            out["ms"][key] = ms
+            out["max_scaled_err"][key] = float(np.max(np.abs(c - ref) / scale))
+            if v is None:
+                from pyaccel.ops import gpu_kernels
+                out["chosen"] = gpu_kernels.matmul_variant(DEV, n, n, n)
+        finally:
+            pyaccel.set_matmul_variant(None)
+    t = out["ms"].get("tiled")
+    out["ratio_to_tiled"] = {k: v / t for k, v in out["ms"].items()} if t else {}
+    out["gflops"] = {k: 2 * n ** 3 / (v / 1e3) / 1e9 for k, v in out["ms"].items()}
+    return json.dumps(out)
