@@ -268,6 +268,16 @@ class Array:
         a = st.astype(want) if st.dtype != want else st.copy()
         return a.reshape(self._shape)
 
+    def block_until_ready(self) -> Array:
+        """Compute this array and wait until the device has written it; returns ``self``
+        (JAX's name). A lazy array (fusion, docs/fusion.md) is no recorded work until
+        something needs its value, so ``device.synchronize()`` alone does not compute it:
+        time GPU work with ``y.block_until_ready()``. No host read."""
+        if self._lazy is not None:
+            sys.modules["pyaccel.ops.fusion"].materialize(self)
+        self._device.synchronize()
+        return self
+
     def to_numpy(self) -> Any:
         """A NumPy copy of the data (waits for the device)."""
         return self._device.ops.to_numpy(self)

@@ -136,6 +136,25 @@ def test_one_dispatch_per_chain(gpu_device, rng) -> None:
     np.testing.assert_allclose(w.to_numpy(), ref, rtol=1e-5, atol=1e-6)
 
 
+def test_block_until_ready_computes_a_lazy_array(gpu_device, rng) -> None:
+    """``device.synchronize()`` waits for recorded work, and a lazy array is none yet;
+    ``block_until_ready()`` computes it (one kernel) and waits, with no host read."""
+    dev = gpu_device
+    xh = rng.uniform(-1, 1, 4096).astype(np.float32)
+    with pyaccel.fusion(True):
+        x = _up(dev, xh)
+        z = pyaccel.exp(x * 2 + 1) - x
+        d0 = _disp(dev)
+        dev.synchronize()
+        assert z._lazy is not None and _disp(dev) == d0
+        reads = dev.memory_stats()["reads"]
+        assert z.block_until_ready() is z
+        assert z._lazy is None and _disp(dev) == d0 + 1
+        assert dev.memory_stats()["reads"] == reads
+        assert x.block_until_ready() is x  # a plain array: only the wait
+    np.testing.assert_allclose(z.to_numpy(), np.exp(xh * 2 + 1) - xh, rtol=1e-5, atol=1e-6)
+
+
 def test_fusion_off_dispatches_each_op(gpu_device, rng) -> None:
     dev = gpu_device
     x = _up(dev, rng.uniform(-1, 1, 1024).astype(np.float32))
