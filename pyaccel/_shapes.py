@@ -91,3 +91,33 @@ def normalize_axes(axis: Any, ndim: int, what: str = "axis") -> tuple[int, ...]:
             raise ValueError(f"{what} {tuple(axis)!r} repeats an axis")
         return tuple(sorted(out))
     return (normalize_axis(axis, ndim, what),)
+
+
+def reshape_strides(shape: tuple[int, ...], strides: tuple[int, ...],
+                     new: tuple[int, ...]) -> tuple[int, ...] | None:
+    """Strides that give ``new`` over the same elements without a copy, or None (NumPy's
+    rule: each group of old axes merged into new ones must be contiguous)."""
+    if prod(shape) == 0:
+        return contiguous_strides(new)
+    old = [(d, t) for d, t in zip(shape, strides, strict=True) if d != 1]
+    od = [d for d, _ in old]
+    ot = [t for _, t in old]
+    ns = [0] * len(new)
+    oi, oj, ni, nj = 0, 1, 0, 1
+    while ni < len(new) and oi < len(od):
+        np_, op = new[ni], od[oi]
+        while np_ != op:
+            if np_ < op:
+                np_ *= new[nj]
+                nj += 1
+            else:
+                op *= od[oj]
+                oj += 1
+        for ok in range(oi, oj - 1):
+            if ot[ok] != od[ok + 1] * ot[ok + 1]:
+                return None
+        ns[nj - 1] = ot[oj - 1]
+        for nk in range(nj - 1, ni, -1):
+            ns[nk - 1] = ns[nk] * new[nk]
+        ni, nj, oi, oj = nj, nj + 1, oj, oj + 1
+    return tuple(ns)

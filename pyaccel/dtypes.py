@@ -113,6 +113,8 @@ _BY_NAME.update({"bool_": bool_, "f4": float32, "f8": float64, "f2": float16, "i
                  "c8": complex64, "c16": complex128, "F": complex64, "D": complex128,
                  "csingle": complex64, "cdouble": complex128})
 WGSL_SCALARS = {"f32": float32, "f16": float16, "i32": int32, "u32": uint32, "bool": bool_}
+# WGSL scalar types a shader must enable before it names them (``enable f16;``)
+WGSL_ENABLE: dict[str, str] = {"f16": "f16"}
 
 
 def as_dtype(x: Any) -> DType:

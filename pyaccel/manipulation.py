@@ -19,7 +19,13 @@ from typing import Any
 
 from ._dispatch import register
 from ._shapes import broadcast_shapes as _bshapes
-from ._shapes import contiguous_strides, norm_shape, normalize_axes, normalize_axis, prod
+from ._shapes import (
+    norm_shape,
+    normalize_axes,
+    normalize_axis,
+    prod,
+    reshape_strides,
+)
 from .array import Array, asarray
 from .dtypes import as_dtype
 from .placement import place_module
@@ -94,43 +100,13 @@ def reshape(x: Array, /, shape: Any, *, copy: bool | None = None) -> Array:
             return r
     if x._strides is None:
         return Array._new(x._base, shape, x.dtype, x.device)
-    st = _reshape_strides(x.shape, x._strides, shape)
+    st = reshape_strides(x.shape, x._strides, shape)
     if st is not None:
         return Array._view(x, x._offset, shape, st)
     if copy is False:
         raise ValueError(f"reshape(copy=False): the view of shape {x.shape} (strides "
                          f"{x._strides}) cannot be reshaped to {shape} without a copy; pass copy=None")
     return Array._new(x._buf, shape, x.dtype, x.device)
-
-
-def _reshape_strides(shape: tuple[int, ...], strides: tuple[int, ...],
-                     new: tuple[int, ...]) -> tuple[int, ...] | None:
-    """Strides that give ``new`` over the same elements without a copy, or None (NumPy's
-    rule: each group of old axes merged into new ones must be contiguous)."""
-    if prod(shape) == 0:
-        return contiguous_strides(new)
-    old = [(d, t) for d, t in zip(shape, strides, strict=True) if d != 1]
-    od = [d for d, _ in old]
-    ot = [t for _, t in old]
-    ns = [0] * len(new)
-    oi, oj, ni, nj = 0, 1, 0, 1
-    while ni < len(new) and oi < len(od):
-        np_, op = new[ni], od[oi]
-        while np_ != op:
-            if np_ < op:
-                np_ *= new[nj]
-                nj += 1
-            else:
-                op *= od[oj]
-                oj += 1
-        for ok in range(oi, oj - 1):
-            if ot[ok] != od[ok + 1] * ot[ok + 1]:
-                return None
-        ns[nj - 1] = ot[oj - 1]
-        for nk in range(nj - 1, ni, -1):
-            ns[nk - 1] = ns[nk] * new[nk]
-        ni, nj, oi, oj = nj, nj + 1, oj, oj + 1
-    return tuple(ns)
 
 
 def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:

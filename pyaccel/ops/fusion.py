@@ -43,9 +43,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from .._flags import check_flag, env_flag
-from .._shapes import broadcast_strides, contiguous_strides, prod
+from .._shapes import broadcast_strides, contiguous_strides, prod, reshape_strides
 from ..array import Array
-from ..dtypes import DTYPE_TABLE, DType, bool_, float16, float32, int32, uint32
+from ..dtypes import DTYPE_TABLE, MULTI_LANE, WGSL_ENABLE, DType, bool_
 from . import kernelgen as _k
 from . import launch
 
@@ -54,8 +54,7 @@ ENV = "PYACCEL_FUSION"
 # result wrapped to the narrow type as the eager kernels do: the dtype table's ``wrap``) and
 # float16 (stored as f16 where the device has shader-f16, computed in f32: every float16
 # node returns ``f16(value)``, the rounding the eager kernel does at its store)
-FUSABLE: frozenset[DType] = frozenset({float32, int32, uint32, bool_, float16} | {
-    d for d, r in DTYPE_TABLE.items() if r.wrap is not None})
+FUSABLE: frozenset[DType] = frozenset(d for d in DTYPE_TABLE if d not in MULTI_LANE)
 MAX_OPS = 32  # ops in one fused tree
 RECOMPUTE_OPS = 4  # a lazy array of at most this many ops is recomputed in each consumer
 _KERNEL_CACHE = 512
@@ -422,14 +421,12 @@ def defer_reshape(x: Array, shape: tuple[int, ...]) -> Array | None:
 def _lift(st: tuple[int, ...] | None, ctx: tuple, root: tuple[int, ...]) -> tuple[int, ...] | None:
     """Element strides ``st`` over the innermost space of ``ctx`` (frames ``(source shape,
     reshaped shape)``, innermost first, the root's shape outside them) carried out to the
-    root: through each reshape (:func:`manipulation._reshape_strides`), then broadcast into
+    root: through each reshape (:func:`pyaccel._shapes.reshape_strides`), then broadcast into
     the enclosing space; None where a reshape cannot carry them."""
-    from ..manipulation import _reshape_strides
-
     for k, (S, S2) in enumerate(ctx):
         if st is None:
             return None
-        st = _reshape_strides(S, st, S2)
+        st = reshape_strides(S, st, S2)
         if st is None:
             return None
         st = _view_strides(S2, st, ctx[k + 1][0] if k + 1 < len(ctx) else root)
@@ -671,7 +668,7 @@ def _collect(root: Array, w: _Walk | None = None) -> tuple[_Kernel, list[Any], l
     n = prod(root._shape)
     bc, leaf_desc, leaves = w.bc, w.leaf_desc, w.leaves
     # (f16 data: one element per invocation, as in the eager kernels)
-    vec = (not bc and n % 4 == 0 and n >= _k.VEC_MIN and not _has_f16(w)
+    vec = (not bc and n % 4 == 0 and n >= _k.VEC_MIN and not _enables(w)
            and all(c != "lin" or b.nbytes % 16 == 0 for (_, c), b in zip(leaf_desc, leaves, strict=True)))
     key = (tuple(w.nodes), tuple(leaf_desc), tuple(s.tag for s in w.scalars), root._dtype.wgsl, vec,
            tuple(bc))
@@ -681,7 +678,7 @@ def _collect(root: Array, w: _Walk | None = None) -> tuple[_Kernel, list[Any], l
     if kern is None:
         ns4, nst = w.sizes()
         src = _source(w.nodes, leaf_desc, [s.tag for s in w.scalars], root._dtype.wgsl, vec, bc, ns4, nst,
-                      _has_f16(w))
+                      _enables(w))
         pipe = launch.pipeline(dev.impl, src, "main", None, "fused_elementwise")
         kern = cache.put(key, _Kernel(pipe, vec, ns4, nst, src))
         STATS["kernels_compiled"] += 1
@@ -690,10 +687,11 @@ def _collect(root: Array, w: _Walk | None = None) -> tuple[_Kernel, list[Any], l
     return kern, leaves, w.scalars, (w.cshape, [tuple(c) for c in w.cst], [w.leaf_off[j] for j in bc])
 
 
-def _has_f16(w: _Walk) -> bool:
-    """Whether the tree reads or computes float16 data (f16 leaves or nodes)."""
-    return (w.dt.wgsl == "f16" or any(t == "f16" for t, _ in w.leaf_desc)
-            or any(fn[2] == "f16" for fn, _ in w.nodes))
+def _enables(w: _Walk) -> tuple[str, ...]:
+    """The WGSL extensions the tree's data needs (float16 leaves or nodes: ``f16``); such
+    trees run one element per invocation, as the eager kernels do."""
+    tags = {w.dt.wgsl, *(t for t, _ in w.leaf_desc), *(fn[2] for fn, _ in w.nodes)}
+    return tuple(sorted({WGSL_ENABLE[t] for t in tags if t in WGSL_ENABLE}))
 
 
 def _view_strides(vshape: tuple[int, ...], vst: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -781,9 +779,9 @@ def _params_struct(name: str, ns4: int, nst: int) -> str:
 
 
 def _source(nodes: list[tuple], leaf_desc: list[tuple[str, str]], stags: list[str], out_wgsl: str,
-            vec: bool, bc: list[int], ns4: int, nst: int, f16: bool = False) -> str:
-    """WGSL of a fused kernel (see the module docstring; ``f16``: the tree reads or computes
-    float16 data, the source enables the extension)."""
+            vec: bool, bc: list[int], ns4: int, nst: int, enables: tuple[str, ...] = ()) -> str:
+    """WGSL of a fused kernel (see the module docstring; ``enables``: the WGSL extensions
+    its data needs, :func:`_enables`)."""
     body = _compute(nodes, leaf_desc, out_wgsl)
     decl = []
     for j, (t, c) in enumerate(leaf_desc):
@@ -818,7 +816,7 @@ def _source(nodes: list[tuple], leaf_desc: list[tuple[str, str]], stags: list[st
             ix = "q" if c == "lin" else "0u" if c == "s0" else f"bc_off(q, {bcj[j]}u)"
             main += f"    let v{j} = x{j}[{ix}];\n"
         main += f"    out[q] = compute({', '.join(f'v{j}' for j in range(len(leaf_desc)))});\n}}\n"
-    return ("enable f16;\n" if f16 else "") + head + body + main
+    return "".join(f"enable {e};\n" for e in enables) + head + body + main
 
 __all__ = ["ENV", "FUSABLE", "MAX_OPS", "RECOMPUTE_OPS", "STATS", "MatmulNode", "ReshapeNode", "before_write",
            "defer", "defer_cast", "defer_reshape", "enabled", "evaluate", "fusion", "materialize", "set_fusion"]

@@ -29,7 +29,7 @@ import re
 from typing import Any
 
 from ..array import Array
-from ..dtypes import DTYPE_TABLE, DType
+from ..dtypes import DTYPE_TABLE, WGSL_ENABLE, DType
 from . import fusion as F
 from . import gpu_kernels as _gk
 from . import launch as _launch
@@ -37,7 +37,7 @@ from . import launch as _launch
 # the 32-bit fusable dtypes (a bool matmul, the narrow integers' matmul, which runs in
 # 32 bits and is wrapped after, and float16 are not deferred)
 EPILOGUE_DTYPES: frozenset[DType] = frozenset(
-    d for d in F.FUSABLE if d.kind != "b" and DTYPE_TABLE[d].wrap is None and d.wgsl != "f16")
+    d for d in F.FUSABLE if d.kind != "b" and DTYPE_TABLE[d].wrap is None and d.wgsl not in WGSL_ENABLE)
 _CACHE = 256
 _BLOCK = re.compile(r"// <output>.*?// </output>\n", re.S)
 _BASE = 4  # first binding after the matmul's a (0), b (1), out (2) and P (3)
@@ -93,7 +93,7 @@ def launch(arr: Array) -> tuple[Array | None, Any]:
         return None, w
     mm = w.mm._lazy
     dt, batch, M, K, N, sa, sb = mm.dims
-    if (_BASE - 1 + len(w.leaves) > dev.limits.max_storage_buffers_per_stage or F._has_f16(w)
+    if (_BASE - 1 + len(w.leaves) > dev.limits.max_storage_buffers_per_stage or F._enables(w)
             or (_heavy(w) and _gk.matmul_variant(dev, M, K, N, dt) in _UNROLLED)):
         F._materialize_locked(w.mm)
         return None, F._walk(arr)
