@@ -144,7 +144,7 @@ fn f_log_parts(x: T) -> vec2<T> {
 // high parts are bit masks (12 significant bits: the product of two is exact, and neither
 // can be folded away) and f_opq hides a sum from the folding (min with the largest float).
 fn f_hi12(v: T) -> T { return bitcast<T>(bitcast<u32>(v) & 0xfffff000u); }
-fn f_opq(v: T) -> T { return min(v, 3.4028235e38); }
+fn f_opq(v: T) -> T { return min(v, T(bitcast<f32>(0x7f7fffffu))); }  // (FLT_MAX exactly: Tint refuses 3.4028235e38)
 
 // ln(m) = (2/3) p, p = s (3 + s^2 + 3 s^4 / 5 + 3 s^6 / 7 + ...), s = (m - 1) / (m + 1), for m in
 // [sqrt(1/2), sqrt(2)] (|s| <= 0.172; Taylor to s^13: 2^-36). Returns p as (hi: 12 bits, lo):
