@@ -308,6 +308,8 @@ def source(expr: str, T: str, out_wgsl: str, out_name: str, operands: tuple[tupl
 
 
 VEC_MIN = 1024  # elements from which a contiguous kernel handles 4 per invocation
+# WGSL characters past which a multi-lane kernel has no contiguous variant (_wide_kernel)
+WIDE_LINEAR_MAX = 12_000
 
 
 def _names(operands: tuple[tuple, ...]) -> list[tuple[int, str]]:
@@ -525,6 +527,11 @@ def _make_plan(device: Device, expr: str, T: str, out_nbytes: int, out_dtype: DT
         src, used = vec_source(expr, T, out_dtype.wgsl, out_dtype.name, keys, helpers)
     else:
         src = source(expr, T, out_dtype.wgsl, out_dtype.name, keys, store, helpers, linear)
+        if wide and linear and len(src) > WIDE_LINEAR_MAX:
+            # a big emulated kernel (float64 / complex transcendentals): one source for every
+            # layout, the strided one (see _wide_kernel)
+            linear = False
+            src = source(expr, T, out_dtype.wgsl, out_dtype.name, keys, "strided", helpers, False)
         used = _used_bindings(src)
     offs = [0, 0, 0, out_offset]
     scal = []
@@ -564,8 +571,11 @@ def _wide_kernel(T: str, out_dtype: DType, operands: Sequence[Operand]) -> bool:
     multi-lane Python scalars are read from a stride-0 buffer (a cached uniform block bound
     as storage, :class:`Plan`) instead of compiling a variant per scalar position: on float64,
     ``x[::2] * y``, ``x * y[:1]``, ``x * 2.0`` and ``2.0 * x`` share one pipeline, ``x * y``
-    (contiguous) has the other. (Reading a contiguous product through the strided code too
-    would leave one pipeline but cost 1.7x on a float64 add at 2^20 elements on lavapipe.)"""
+    (contiguous) has the other. Kernels past :data:`WIDE_LINEAR_MAX` characters (the
+    float64 / complex transcendentals, 20-35k; the arithmetic is 2-8k) have only the
+    strided source: there the emulated math dominates (float64 ``exp`` at 2^20 elements:
+    1.05x the contiguous kernel's time on lavapipe) and each compile takes seconds, while
+    for the cheap ops the contiguous variant pays (a float64 add: 1.7x faster)."""
     return is_wide(T) or out_dtype in MULTI_LANE or any(op.dtype in MULTI_LANE for op in operands)
 
 
