@@ -133,7 +133,7 @@ _SIGINT_CHILD = """
     a = xp.asarray((rng.standard_normal((n, n)) / np.sqrt(n)).astype(np.float32), device=d)
     (a @ a).to_numpy()  # compile
     t = time.perf_counter(); (a @ a).to_numpy(); one = max(time.perf_counter() - t, 1e-3)
-    k = int(min(max(20.0 / one, 20), 4000))  # a chain of about 20 s
+    k = int(min(max(8.0 / one, 20), 4000))  # a chain of about 8 s (the parent interrupts after 1 s)
     c = a
     for _ in range(k):
         c = c @ a
