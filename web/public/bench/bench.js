@@ -210,7 +210,7 @@ export async function run({ quick = false, smoke = false, matmul = null } = {}) 
   const mmSizes = smoke ? [] : matmul ?? (quick ? [256, 512] : [512, 1024]);
   for (const n of mmSizes) {
     status(`matmul ${n}…`);
-    const r = await py(pyodide, `bench_matmul(${n}, ${Math.min(repeat, 3)}, ["tiled", "u16x4", "u16x8", "u16x16", None])`);
+    const r = await py(pyodide, `bench_matmul(${n}, ${Math.min(repeat, 3)}, ["tiled", "v4x4", "v8x4", "u16x4", "u16x8", "u16x16", None])`);
     res.matmul.push(r);
     log(`matmul ${n}: ` + Object.entries(r.ms).map(([k, v]) => `${k} ${v.toFixed(0)} ms (x${r.ratio_to_tiled[k].toFixed(2)})`).join(", ") +
         `; auto chose ${r.chosen}`);
