@@ -9,7 +9,9 @@ WHAT is one of
   wall time, min and median, and the calling thread's CPU time);
 * ``record``: the calling thread's CPU time (``time.thread_time``) per recorded ``y = y + x``
   (2,000-op loop on 1,024 float32
-  ``NOPS`` to change), the Python-side cost of the Array path;
+  ``NOPS`` to change), the Python-side cost of the Array path (with fusion on, the default:
+  building lazy nodes, plus the fused kernels recorded when a tree is full; the last tree is
+  computed by the untimed read. ``PYACCEL_FUSION=0``: one recorded dispatch per op);
 * ``calls``: cProfile's exact Python call count per recorded ``y = y + x`` and the top functions;
 * ``opschain``: bench_ops' chain, 100 x ``y = y + x`` + ``to_numpy()``, per op (wall and CPU).
 

@@ -4,7 +4,7 @@
 
 Writes ``benchmarks/results/fft.json`` (``fft-quick.json`` with ``--quick``) and prints a
 table. Every case times its variants ABAB-interleaved (``common.interleaved``) and reports
-medians; GPU variants include waiting for the device (``device.synchronize()``); inputs are
+medians; GPU variants include waiting for the device (``y.block_until_ready()``); inputs are
 uploaded once, outside the timed region, and every variant's result is checked against
 NumPy (complex128) once before timing.
 
@@ -125,9 +125,7 @@ def bench_fft(dev: Any, res: Results, quick: bool) -> None:
         x = _put(dev, a)
 
         def ours(x: Any = x) -> Any:
-            y = pf.fft(x)
-            dev.synchronize()
-            return y
+            return pf.fft(x).block_until_ready()
 
         err = _err(_get(ours()), np.fft.fft(a.astype(np.complex128)))
         assert err < 1e-5, err
@@ -165,9 +163,7 @@ def bench_naive(dev: Any, res: Results, quick: bool) -> None:
         dev.synchronize()
 
     def ours() -> Any:
-        y = pf.fft(x)
-        dev.synchronize()
-        return y
+        return pf.fft(x).block_until_ready()
 
     ref = np.fft.fft(a.astype(np.complex128))
     naive()

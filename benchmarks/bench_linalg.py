@@ -4,7 +4,8 @@
                                       [--budget 120] [--quick]
 
 Prints a table and writes ``benchmarks/results/linalg.json``. Each pyaccel timing covers
-recording every dispatch *and* waiting for it (``device.synchronize()``; the Jacobi methods
+recording every dispatch *and* waiting for it (``common.ready``: every result array computed,
+a lazy one too, then ``device.synchronize()``; the Jacobi methods
 also read one convergence scalar back per sweep, the failure checks of solve / cholesky
 one flag per matrix); best of ``--repeat`` runs after one warm-up run (pipeline
 compilation excluded). Inputs are uploaded once, outside the timed region. NumPy runs
@@ -39,9 +40,9 @@ import numpy as np  # noqa: E402
 
 if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from common import ROOT, arg_parser, ensure_path, write_json
+    from common import ROOT, arg_parser, ensure_path, ready, write_json
 else:
-    from .common import ROOT, arg_parser, ensure_path, write_json
+    from .common import ROOT, arg_parser, ensure_path, ready, write_json
 
 ensure_path()
 
@@ -81,8 +82,7 @@ def cases(dev: Any, data: dict[str, np.ndarray]) -> dict[str, tuple[Callable[[],
 
     def gpu(f: Callable[[], Any]) -> Callable[[], Any]:
         def run() -> None:
-            f()
-            dev.synchronize()
+            ready(f(), dev)  # (results computed if lazy, then waited for: docs/fusion.md)
         return run
     return {
         "solve": (gpu(lambda: la.solve(A["a"], A["rhs"])), lambda: np.linalg.solve(data["a"], data["rhs"])),

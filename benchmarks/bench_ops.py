@@ -4,8 +4,9 @@
 
 Writes ``benchmarks/results/ops.json`` (``ops-quick.json`` with ``--quick``) and prints a
 table. Every case times its variants ABAB-interleaved (``common.interleaved``) and reports
-medians; GPU variants include waiting for the device (``device.synchronize()`` for pyaccel,
-a fence read for raw wgpu-py), inputs are uploaded once, outside the timed region, and every
+medians; GPU variants include computing and waiting for the result (``y.block_until_ready()``
+for pyaccel: an elementwise result or a matmul is lazy until needed, docs/fusion.md, and
+``device.synchronize()`` alone would time nothing; a fence read for raw wgpu-py), inputs are uploaded once, outside the timed region, and every
 variant's result is checked against NumPy once before timing.
 
 Cases (float32):
@@ -26,7 +27,9 @@ Cases (float32):
 * 100 chained elementwise ops then one read (``y = y + x`` on 1024 elements, then
   ``y.to_numpy()``) vs raw wgpu-py recording the same 100 dispatches into one encoder
   (ping-pong buffers, bind groups made once) then copying out and mapping: µs per op for the
-  whole chain, and for the Python time to record it (before the read).
+  whole chain, and for the Python time to record it (before the read). With fusion on (the
+  default) pyaccel's adds are lazy nodes computed by a few fused kernels (``per_chain``
+  counts them), so its recording figure is building the tree, not 100 dispatches.
 
 Targets on lavapipe (reported, not asserted): elementwise at 2^24 >= 0.5x NumPy
 time-equivalent; reductions (full and row-wise sum) >= 50 % of the copy bandwidth; matmul
@@ -49,11 +52,11 @@ if __package__ in (None, ""):
     from bench_core import Raw, _adapter
 
     import common
-    from common import ensure_path, fmt_time, interleaved, median
+    from common import ensure_path, fmt_time, interleaved, median, ready
 else:
     from . import common
     from .bench_core import Raw, _adapter
-    from .common import ensure_path, fmt_time, interleaved, median
+    from .common import ensure_path, fmt_time, interleaved, median, ready
 
 ensure_path()
 
@@ -201,9 +204,7 @@ def _elementwise_case(dev: Any, raw: Raw, res: Results, copy_gbs: float, op: str
         moved, tol = 3 * 4 * n, 0.0
 
         def ours() -> Any:
-            z = x + y
-            dev.synchronize()
-            return z
+            return (x + y).block_until_ready()  # (lazy until then: fusion)
 
         def numpy() -> Any:
             return xh + yh
@@ -213,9 +214,7 @@ def _elementwise_case(dev: Any, raw: Raw, res: Results, copy_gbs: float, op: str
         moved, tol = 2 * 4 * n, 2e-5
 
         def ours() -> Any:
-            z = pyaccel.exp(x)
-            dev.synchronize()
-            return z
+            return pyaccel.exp(x).block_until_ready()
 
         def numpy() -> Any:
             return np.exp(xh)
@@ -258,9 +257,7 @@ def bench_reductions(dev: Any, res: Results, copy_gbs: float, quick: bool) -> No
 
     def gpu(fn: Callable[[], Any]) -> Callable[[], Any]:
         def call() -> Any:
-            out = fn()
-            dev.synchronize()
-            return out
+            return ready(fn(), dev)  # (an Array result may be lazy: computed, then waited for)
         return call
 
     def np_softmax() -> Any:
@@ -324,9 +321,7 @@ def bench_matmul(dev: Any, raw: Raw, res: Results, quick: bool) -> None:
         grid = (-(-s // 16), -(-s // 16), 1)
 
         def ours(A: Any = A, B: Any = B) -> Any:
-            c = A @ B
-            dev.synchronize()
-            return c
+            return (A @ B).block_until_ready()  # (a deferred matmul until then)
 
         def naive(pipe: Any = pipe, group: Any = group, grid: Any = grid) -> None:
             _raw_dispatch(raw, pipe, group, grid)

@@ -43,6 +43,26 @@ def interleaved(variants: dict[str, Callable[[], Any]], rounds: int, *, inner: i
     return times
 
 
+def ready(out: Any, device: Any) -> Any:
+    """Finish a timed GPU op: compute every lazy Array in ``out`` (an Array, or a tuple / list
+    of them, e.g. a linalg result; anything else is left alone), then wait for ``device``;
+    returns ``out``. ``Array.block_until_ready()`` for several results at once: a lazy result
+    (fusion, deferred matmul; docs/fusion.md) is no recorded work, so ``device.synchronize()``
+    alone would leave it out of the timed region."""
+    from pyaccel.array import Array
+    from pyaccel.ops import fusion
+
+    todo = [out]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, Array):
+            fusion.materialize(x)  # (no-op when x is not lazy)
+        elif isinstance(x, (tuple, list)):
+            todo.extend(x)
+    device.synchronize()
+    return out
+
+
 def median(xs: Sequence[float]) -> float:
     return statistics.median(xs)
 

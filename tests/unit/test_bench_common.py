@@ -80,3 +80,25 @@ def test_arg_parser(monkeypatch: pytest.MonkeyPatch) -> None:
     assert p.parse_args(["--quick", "--device", "cpu:0"]).device == "cpu:0"
     monkeypatch.setenv("PYACCEL_BENCH_DEVICE", "gl:0")
     assert common.arg_parser(None, "").parse_args([]).device == "gl:0"
+
+
+def test_ready_computes_every_lazy_result(gpu_device) -> None:
+    """``common.ready``, how the benchmarks end a timed op: every lazy Array of a result
+    (nested tuples and lists too) is computed, then the device waited for; a lazy result is
+    no recorded work, so ``device.synchronize()`` alone would leave it out (docs/fusion.md)."""
+    import numpy as np
+
+    import pyaccel
+
+    dev = gpu_device
+    xh = np.arange(64, dtype=np.float32)
+    x = pyaccel.asarray(xh, device=dev)
+    with pyaccel.fusion(True):
+        out = (x + 1, [x * 2, "not an array"], x)
+        assert out[0]._lazy is not None and out[1][0]._lazy is not None
+        dev.synchronize()
+        assert out[0]._lazy is not None  # (what the benchmarks timed before)
+        assert common.ready(out, dev) is out
+    assert out[0]._lazy is None and out[1][0]._lazy is None
+    np.testing.assert_array_equal(out[0].to_numpy(), xh + 1)
+    np.testing.assert_array_equal(out[1][0].to_numpy(), xh * 2)
