@@ -2,7 +2,9 @@
 
 With fusion on (the default on GPU devices; ``PYACCEL_FUSION=0``, :func:`set_fusion` or the
 :func:`fusion` context manager turn it off), an elementwise op whose dtypes are fusable
-(float32, int32, uint32, bool, int8 / int16 / uint8 / uint16, float16) does not dispatch:
+(float32, int32, uint32, bool, int8 / int16 / uint8 / uint16, float16; or a multi-lane
+dtype, ``dtypes.MULTI_LANE``, for the cheap rows: :func:`wide_cheap`)
+does not dispatch:
 ``WgslOps.elementwise`` calls :func:`defer` (``astype``: :func:`defer_cast`), which returns an Array whose ``_lazy`` slot holds a :class:`Node` (the op
 table row's expression, its compute type, and its operands: plain arrays, Python scalars or
 other lazy arrays). The namespace's checks (dtypes, categories, broadcasting, scalar ranges)
@@ -33,6 +35,7 @@ scalars, sizes, shapes and strides travel in the uniform parameter block, never 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import struct
@@ -45,7 +48,7 @@ from typing import Any
 from .._flags import check_flag, env_flag
 from .._shapes import broadcast_strides, contiguous_strides, prod, reshape_strides
 from ..array import Array
-from ..dtypes import DTYPE_TABLE, MULTI_LANE, WGSL_ENABLE, DType, bool_
+from ..dtypes import DTYPE_TABLE, MULTI_LANE, REAL_OF, WGSL_ENABLE, DType, bool_
 from . import kernelgen as _k
 from . import launch
 
@@ -55,7 +58,28 @@ ENV = "PYACCEL_FUSION"
 # float16 (stored as f16 where the device has shader-f16, computed in f32: every float16
 # node returns ``f16(value)``, the rounding the eager kernel does at its store)
 FUSABLE: frozenset[DType] = frozenset(d for d in DTYPE_TABLE if d not in MULTI_LANE)
+# The multi-lane dtypes (dtypes.MULTI_LANE, emulated in WGSL: 64-bit integers and the soft
+# 64-bit float as vec2<u32>, the complex ones as vec2<f32> / vec4<u32>) fuse for the cheap rows
+# only: their kernels are big (the 64-bit float pow is 28k characters of WGSL, its exp 21k: 1.2 s to compile on
+# lavapipe), and every distinct tree is a new kernel, so a transcendental would be compiled
+# again for every tree it appears in. The rule (docs/fusion.md, "Multi-lane dtypes", with
+# the measured sizes and compile times): a row fuses on a multi-lane dtype when it is one of
+# WIDE_ROWS and its eager kernel's pruned WGSL on that dtype is at most WIDE_SRC_MAX
+# characters (:func:`wide_cheap`); every other row stays eager there (and materialises its
+# lazy inputs). Casts between any two of FUSABLE | WIDE fuse (defer_cast).
+WIDE: frozenset[DType] = frozenset(MULTI_LANE)
+WIDE_ROWS: frozenset[str] = frozenset({
+    "add", "subtract", "multiply", "negative", "positive", "abs", "sign", "square",
+    "divide", "reciprocal", "sqrt", "floor", "ceil", "trunc", "round",
+    "maximum", "minimum", "copysign", "signbit", "isnan", "isinf", "isfinite",
+    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+    "where", "logical_not", "logical_and", "logical_or", "logical_xor",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert",
+    "bitwise_left_shift", "bitwise_right_shift", "real", "imag", "conj",
+})
+WIDE_SRC_MAX = 9000  # characters of pruned WGSL (a 64-bit float multiply: 6,177; a 128-bit complex one: 8,188)
 MAX_OPS = 32  # ops in one fused tree
+MAX_WIDE_OPS = 8  # multi-lane ops (casts included) in one fused tree
 RECOMPUTE_OPS = 4  # a lazy array of at most this many ops is recomputed in each consumer
 _KERNEL_CACHE = 512
 STATS = {"nodes": 0, "kernels_compiled": 0, "launches": 0}
@@ -93,13 +117,16 @@ class Node:
     """The value of a lazy array: ``fn`` (expression, compute type, result storage type,
     operand conversions) applied to ``ins`` (Arrays, lazy or not, and ``_Scalar``s)."""
 
-    __slots__ = ("fn", "ins", "nops", "leaves", "nusers", "users", "lock", "dev", "mm", "aliases")
+    __slots__ = ("fn", "ins", "nops", "wide", "leaves", "nusers", "users", "lock", "dev", "mm", "aliases")
 
     def __init__(self, fn: tuple | None, ins: list[Any], nops: int, leaves: frozenset[int], dev: Any,
-                 mm: int = 0) -> None:
+                 mm: int = 0, wide: frozenset[int] = frozenset()) -> None:
         self.fn = fn
         self.ins = ins
         self.nops = nops
+        # tokens of the distinct multi-lane nodes of the tree (at most MAX_WIDE_OPS; a node
+        # reached twice is one op of the kernel)
+        self.wide = wide
         self.leaves = leaves
         self.nusers = 0
         self.users: dict[int, weakref.ref[Array]] = {}  # lazy consumers (id -> weak ref)
@@ -112,6 +139,7 @@ class Node:
 
 
 _mm_ids = itertools.count(1)
+_wide_ids = itertools.count(1)
 # fusion_matmul.launch, set when that module is imported (it makes every MatmulNode)
 _MATMUL_LAUNCH: list[Any] = [None]
 
@@ -142,7 +170,7 @@ class ReshapeNode(Node):
 
     def __init__(self, src: Array) -> None:
         node = src._lazy
-        super().__init__(None, [src], node.nops, node.leaves, node.dev)  # type: ignore[union-attr]
+        super().__init__(None, [src], node.nops, node.leaves, node.dev, 0, node.wide)  # type: ignore[union-attr]
 
 
 class _Scalar:
@@ -151,7 +179,7 @@ class _Scalar:
     def __init__(self, value: Any, dtype: DType, conv: str) -> None:
         self.value = value
         self.dtype = dtype
-        self.tag = _k.compute_type(dtype)
+        self.tag = _k.compute_type(dtype)  # (a multi-lane dtype: its name, carried in 2 or 4 words)
         self.conv = conv
 
 
@@ -189,27 +217,84 @@ def before_write(x: Array) -> None:
             materialize(a)
 
 
+@functools.lru_cache(maxsize=512)
+def wide_cheap(name: str, dt: DType) -> bool:
+    """Whether the elementwise row ``name`` fuses computing in the multi-lane dtype ``dt``
+    (or with its operands in ``dt``: the cheap-set rule of :data:`WIDE_ROWS`): in WIDE_ROWS
+    and the pruned WGSL of its eager contiguous kernel on ``dt`` (every operand of ``dt``) is
+    at most :data:`WIDE_SRC_MAX` characters."""
+    from . import table
+
+    if name not in WIDE_ROWS:
+        return False
+    row = table.get(name)
+    wdt = dt if dt in WIDE else None
+    if wdt is None:  # (a 32-bit compute dtype over multi-lane operands: logical ops, casts)
+        return True
+    return _eager_size(row, wdt) <= WIDE_SRC_MAX
+
+
+def _eager_size(row: Any, dt: DType) -> int:
+    """Characters of the pruned WGSL of ``row``'s eager contiguous kernel on ``dt`` data
+    (kernelgen.source, as ``WgslOps.elementwise`` builds it)."""
+    bool_args = bool(row.args) and all(a == "bool" for a in row.args)
+    T = _k.compute_type(dt) if not row.args or "T" in row.args else "u32"
+    expr = row.expr("b") if bool_args else row.wide_expr(MULTI_LANE[dt].prefix or "")
+    if expr is None:
+        return 0
+    if row.result == "bool":
+        out = bool_
+    elif row.result == "realpart" and dt.kind == "c":
+        out = REAL_OF[dt]
+    else:
+        out = dt
+    ops = []
+    for j in range(row.arity):
+        conv = row.args[j] if row.args else "T"
+        conv = T if conv == "T" else conv
+        ops.append(("buf", "u32", "bool") if row.name == "where" and j == 0 else ("buf", dt.name, conv))
+    src = _k.source(expr, T, out.wgsl, out.name, tuple(ops), "linear", "", True)
+    return len(launch.pruned(src, "main"))
+
+
+def _ok(dt: DType) -> bool:
+    return dt in FUSABLE or dt in WIDE
+
+
+def _too_big(ops: Any, shape: tuple[int, ...], dt: DType) -> bool:
+    """Whether a result of ``shape`` and ``dt`` passes one storage binding (the eager path
+    raises the typed error at this op)."""
+    lim = ops.device.limits
+    size = (4 if dt in FUSABLE else ops.layout(dt).itemsize) * prod(shape)
+    return size > min(lim.max_buffer_size, lim.max_storage_binding_size)
+
+
 def defer(ops: Any, row: Any, args: Sequence[Any], shape: tuple[int, ...], cdt: DType,
           out_dt: DType, expr: str, T: str) -> tuple[Array, Any] | None:
     """A lazy result of ``row`` over ``args`` and a memo replaying it, or None when this op
-    is not fused (fusion off, a dtype outside :data:`FUSABLE`, more than 8 dims)."""
-    if not enabled() or cdt not in FUSABLE or out_dt not in FUSABLE or len(shape) > _k.MAXD:
+    is not fused (fusion off, a dtype outside :data:`FUSABLE` and :data:`WIDE`, a row outside
+    :data:`WIDE_ROWS` on a multi-lane dtype, more than 8 dims)."""
+    if not enabled() or not _ok(cdt) or not _ok(out_dt) or len(shape) > _k.MAXD:
         return None
-    lim = ops.device.limits
-    if 4 * prod(shape) > min(lim.max_buffer_size, lim.max_storage_binding_size):
-        return None  # too big for one binding: the eager path raises the typed error at this op
+    wide = cdt in WIDE or out_dt in WIDE
     kinds = []
     for k, a in enumerate(args):
         conv = row.args[k] if row.args else "T"
         conv = T if conv == "T" else conv
         if isinstance(a, Array):
             if a._dtype not in FUSABLE:
-                return None
+                if a._dtype not in WIDE:
+                    return None
+                wide = True
             kinds.append((True, conv, None))
         else:
             kinds.append((False, conv, bool_ if conv == "bool" else _k.scalar_t32(cdt)))
-    fn = (expr, T, out_dt.wgsl, tuple(c for _, c, _ in kinds), DTYPE_TABLE[out_dt].wrap)
-    tmpl = _Template(ops.device, row, cdt, fn, tuple(kinds), shape, out_dt)
+    if wide and not wide_cheap(row.name, cdt):
+        return None
+    if _too_big(ops, shape, out_dt):
+        return None
+    fn = (expr, T, _k.storage_tag(out_dt), tuple(c for _, c, _ in kinds), DTYPE_TABLE[out_dt].wrap)
+    tmpl = _Template(ops.device, row, cdt, fn, tuple(kinds), shape, out_dt, int(wide))
     with tmpl.lock:
         return tmpl._make(args), tmpl
 
@@ -217,18 +302,16 @@ def defer(ops: Any, row: Any, args: Sequence[Any], shape: tuple[int, ...], cdt: 
 def defer_cast(ops: Any, x: Array, dt: DType) -> Array | None:
     """A lazy ``astype(x, dt)`` (the eager gather's cast: ``kernelgen.cast_expr``, the same
     conversion, expression and wrap), or None when it is not fused (fusion off, a dtype
-    outside :data:`FUSABLE`, more than 8 dims, an empty or too big result). Views are
-    leaves read in place, as in every fused tree."""
+    outside :data:`FUSABLE` and :data:`WIDE`, more than 8 dims, an empty or too big result).
+    Views are leaves read in place, as in every fused tree."""
     shape = x._shape
-    if (not enabled() or x._dtype not in FUSABLE or dt not in FUSABLE or len(shape) > _k.MAXD
-            or prod(shape) == 0):
-        return None
-    lim = ops.device.limits
-    if 4 * prod(shape) > min(lim.max_buffer_size, lim.max_storage_binding_size):
+    if (not enabled() or not _ok(x._dtype) or not _ok(dt) or len(shape) > _k.MAXD
+            or prod(shape) == 0 or _too_big(ops, shape, dt)):
         return None
     expr, T, conv = _k.cast_expr(x._dtype, dt)
-    fn = (expr, T, dt.wgsl, (conv,), DTYPE_TABLE[dt].wrap)
-    tmpl = _Template(ops.device, None, x._dtype, fn, ((True, conv, None),), shape, dt)
+    fn = (expr, T, _k.storage_tag(dt), (conv,), DTYPE_TABLE[dt].wrap)
+    wide = int(x._dtype in WIDE or dt in WIDE)
+    tmpl = _Template(ops.device, None, x._dtype, fn, ((True, conv, None),), shape, dt, wide)
     with tmpl.lock:
         return tmpl._make([x])
 
@@ -236,10 +319,10 @@ def defer_cast(ops: Any, x: Array, dt: DType) -> Array | None:
 class _Template:
     """The memo of one fused elementwise signature (``elementwise._apply``'s fast path)."""
 
-    __slots__ = ("dev", "row", "cdt", "fn", "kinds", "shape", "dt", "lock", "max_leaves")
+    __slots__ = ("dev", "row", "cdt", "fn", "kinds", "shape", "dt", "lock", "max_leaves", "wide")
 
     def __init__(self, dev: Any, row: Any, cdt: DType, fn: tuple, kinds: tuple, shape: tuple[int, ...],
-                 dt: DType) -> None:
+                 dt: DType, wide: int = 0) -> None:
         self.dev = dev
         self.row = row
         self.cdt = cdt
@@ -249,6 +332,7 @@ class _Template:
         self.dt = dt
         self.lock = launch.device_lock(dev)
         self.max_leaves = max(1, min(31, dev.limits.max_storage_buffers_per_stage - 1))
+        self.wide = wide  # 1: this op computes, reads or makes a multi-lane dtype
 
     def __call__(self, args: Sequence[Any]) -> Array:
         if not enabled():  # (fusion turned off while this memo is alive: the eager path)
@@ -284,7 +368,7 @@ class _Template:
             if a._lazy is not None and a._lazy.mm != mms[0]._lazy.mm:
                 _materialize_locked(a)
         while True:
-            nops, leaves = 1, set()
+            nops, wide, leaves = 1, set(), set()
             for a in ins:
                 if isinstance(a, Array):
                     node = a._lazy
@@ -292,15 +376,19 @@ class _Template:
                         leaves.add(id(a._b))
                     else:
                         nops += node.nops
+                        wide |= node.wide
                         leaves |= node.leaves
-            if nops <= MAX_OPS and len(leaves) <= self.max_leaves:
+            wops = len(wide) + self.wide
+            if nops <= MAX_OPS and len(leaves) <= self.max_leaves and wops <= MAX_WIDE_OPS:
                 break
             big = max((a for a in ins if isinstance(a, Array) and a._lazy is not None),
-                      key=lambda a: a._lazy.nops)
+                      key=(lambda a: len(a._lazy.wide)) if wops > MAX_WIDE_OPS else (lambda a: a._lazy.nops))
             _materialize_locked(big)
+        if self.wide:
+            wide.add(next(_wide_ids))
         out = Array._new(None, self.shape, self.dt, self.dev)  # type: ignore[arg-type]
         mm = next((a._lazy.mm for a in ins if isinstance(a, Array) and a._lazy is not None and a._lazy.mm), 0)
-        node = Node(self.fn, ins, nops, frozenset(leaves), self.dev, mm)
+        node = Node(self.fn, ins, nops, frozenset(leaves), self.dev, mm, frozenset(wide))
         out._lazy = node
         for a in ins:
             if isinstance(a, Array):
@@ -474,20 +562,11 @@ def _launch(arr: Array) -> Array:
         out, w = _MATMUL_LAUNCH[0](arr)  # (fusion_matmul.launch: that module made the node)
         if out is not None:
             return out
-    kern, leaves, scalars, shape_info = _collect(arr, w)
+    kern, leaves, walk = _collect(arr, w)
     n = prod(arr._shape)
     out = Array._output(dev, arr._shape, arr._dtype)
     handles = [out._b.handle] + [b.handle for b in leaves]
-    cshape, bc_st, bc_off = shape_info
-    shp = list(cshape) + [1] * (8 - len(cshape))
-    words = [n, len(cshape), 0, 0, *shp]
-    sw = [_k.scalar_bits(s.value, s.dtype) for s in scalars]
-    sw += [0] * (4 * kern.ns4 - len(sw))
-    words += sw
-    for st, off in zip(bc_st, bc_off, strict=True):
-        words += list(st) + [0] * (8 - len(st)) + [off, 0, 0, 0]
-    words += [0] * (4 * kern.nst - 12 * len(bc_st))
-    params = struct.pack(f"<{len(words)}I", *[int(w) & 0xFFFFFFFF for w in words])
+    params = walk.param_bytes(kern.ns4, kern.nst)
     impl = dev.impl
     sizes = (launch.binding_size(out._b.nbytes), len(params),
              *(launch.binding_size(b.nbytes) for b in leaves))
@@ -524,7 +603,7 @@ class _Walk:
     scalars, the ``bc`` leaves and the collapsed iteration shape and strides."""
 
     __slots__ = ("nodes", "leaves", "leaf_desc", "leaf_off", "scalars", "bc", "cshape", "cst", "shape",
-                 "dt", "mm", "arrays")
+                 "dt", "mm", "arrays", "spos", "nwords")
 
     def __init__(self, nodes: list[tuple], leaves: list[Any], leaf_desc: list[tuple[str, str]],
                  leaf_off: list[int], scalars: list[_Scalar], bc: list[int], cshape: list[int],
@@ -541,16 +620,18 @@ class _Walk:
         self.dt = dt
         self.mm: Array | None = None  # the deferred matmul the tree reads (ref ("m",)), if any
         self.arrays: list[Array] = []  # the lazy array of each node (nodes' order)
+        # each scalar's first word in the block's ``s`` words (a multi-lane scalar: a whole vec4)
+        self.spos, self.nwords = _scalar_layout(scalars)
 
     def key(self) -> tuple:
         """The structure (never values): nodes, leaf types and classes, scalar types, the
         result type and the ``bc`` leaves."""
-        return (tuple(self.nodes), tuple(self.leaf_desc), tuple(s.tag for s in self.scalars), self.dt.wgsl,
-                tuple(self.bc))
+        return (tuple(self.nodes), tuple(self.leaf_desc), tuple(s.tag for s in self.scalars),
+                _k.storage_tag(self.dt), tuple(self.bc))
 
     def sizes(self) -> tuple[int, int]:
         """(ns4, nst): vec4 slots of the scalars and of the ``bc`` strides in the uniform block."""
-        return max(1, -(-len(self.scalars) // 4)), max(1, 3 * len(self.bc))
+        return max(1, -(-self.nwords // 4)), max(1, 3 * len(self.bc))
 
     def param_bytes(self, ns4: int, nst: int) -> bytes:
         """:meth:`param_words` packed for a uniform buffer."""
@@ -563,12 +644,33 @@ class _Walk:
         cshape = self.cshape
         shp = list(cshape) + [1] * (8 - len(cshape))
         words = [prod(self.shape), len(cshape), 0, 0, *shp]
-        sw = [_k.scalar_bits(s.value, s.dtype) for s in self.scalars]
-        words += sw + [0] * (4 * ns4 - len(sw))
+        sw = [0] * (4 * ns4)
+        for s, j in zip(self.scalars, self.spos, strict=True):
+            if s.dtype in WIDE:
+                w = _k.scalar_words(s.value, s.dtype)
+                sw[j: j + len(w)] = w
+            else:
+                sw[j] = _k.scalar_bits(s.value, s.dtype)
+        words += sw
         for st, off in zip(self.cst, [self.leaf_off[j] for j in self.bc], strict=True):
             words += list(st) + [0] * (8 - len(st)) + [off, 0, 0, 0]
         words += [0] * (4 * nst - 12 * len(self.bc))
         return words
+
+
+def _scalar_layout(scalars: Sequence[_Scalar]) -> tuple[list[int], int]:
+    """(first word of each scalar in the uniform block's ``s`` words, words used): one word
+    per 32-bit scalar, an aligned vec4 per multi-lane one (2 or 4 words of its storage)."""
+    pos, n = [], 0
+    for s in scalars:
+        if s.dtype in WIDE:
+            n = -(-n // 4) * 4
+            pos.append(n)
+            n += 4
+        else:
+            pos.append(n)
+            n += 1
+    return pos, n
 
 
 def _walk(root: Array, keep_arrays: bool = False) -> _Walk:
@@ -587,6 +689,7 @@ def _walk(root: Array, keep_arrays: bool = False) -> _Walk:
     node_ix: dict[tuple, int] = {}
     mm: list[Array] = []
     arrays: list[Array] = []
+    nw = [0]  # scalar words so far (_scalar_layout's)
 
     cst_root = contiguous_strides(shape)
 
@@ -615,7 +718,7 @@ def _walk(root: Array, keep_arrays: bool = False) -> _Walk:
         if j is None:
             j = leaf_ix[key] = len(leaves)
             leaves.append(b)
-            leaf_desc.append((a._dtype.wgsl, cls))
+            leaf_desc.append((_k.storage_tag(a._dtype), cls))
             leaf_st.append(st)
             leaf_off.append(off)
         return ("l", j)
@@ -638,7 +741,13 @@ def _walk(root: Array, keep_arrays: bool = False) -> _Walk:
         refs = []
         for x in node.ins:
             if isinstance(x, _Scalar):
-                refs.append(("s", len(scalars), x.tag))
+                if x.dtype in WIDE:
+                    j = -(-nw[0] // 4) * 4
+                    nw[0] = j + 4
+                else:
+                    j = nw[0]
+                    nw[0] += 1
+                refs.append(("s", j, x.tag))
                 scalars.append(x)
             else:
                 refs.append(visit(x, ctx))
@@ -661,30 +770,41 @@ def _walk(root: Array, keep_arrays: bool = False) -> _Walk:
     return w
 
 
-def _collect(root: Array, w: _Walk | None = None) -> tuple[_Kernel, list[Any], list[_Scalar], tuple]:
+def _collect(root: Array, w: _Walk | None = None) -> tuple[_Kernel, list[Any], _Walk]:
     """Walk the lazy tree of ``root`` (unless ``w`` is that walk): the cached kernel, the leaf
-    buffers (binding order), the scalars and (collapsed shape, strides of the ``bc`` leaves)."""
+    buffers (binding order) and the walk (scalars, collapsed shape, strides of the ``bc``
+    leaves: its uniform block)."""
     w = _walk(root) if w is None else w
     n = prod(root._shape)
     bc, leaf_desc, leaves = w.bc, w.leaf_desc, w.leaves
     # (f16 data: one element per invocation, as in the eager kernels)
-    vec = (not bc and n % 4 == 0 and n >= _k.VEC_MIN and not _enables(w)
+    # (multi-lane data: one element per invocation, as in the eager kernels; 8 or 16 bytes each)
+    vec = (not bc and n % 4 == 0 and n >= _k.VEC_MIN and not _enables(w) and not _has_wide(w)
            and all(c != "lin" or b.nbytes % 16 == 0 for (_, c), b in zip(leaf_desc, leaves, strict=True)))
-    key = (tuple(w.nodes), tuple(leaf_desc), tuple(s.tag for s in w.scalars), root._dtype.wgsl, vec,
+    out_tag = _k.storage_tag(root._dtype)
+    key = (tuple(w.nodes), tuple(leaf_desc), tuple(s.tag for s in w.scalars), out_tag, vec,
            tuple(bc))
     dev = root._lazy.dev  # type: ignore[union-attr]
     cache = dev.memo("fusion_kernels", _KERNEL_CACHE)
     kern = cache.get(key)
     if kern is None:
         ns4, nst = w.sizes()
-        src = _source(w.nodes, leaf_desc, [s.tag for s in w.scalars], root._dtype.wgsl, vec, bc, ns4, nst,
+        src = _source(w.nodes, leaf_desc, [s.tag for s in w.scalars], out_tag, vec, bc, ns4, nst,
                       _enables(w))
         pipe = launch.pipeline(dev.impl, src, "main", None, "fused_elementwise")
         kern = cache.put(key, _Kernel(pipe, vec, ns4, nst, src))
         STATS["kernels_compiled"] += 1
     else:
         cache.move_to_end(key)
-    return kern, leaves, w.scalars, (w.cshape, [tuple(c) for c in w.cst], [w.leaf_off[j] for j in bc])
+    return kern, leaves, w
+
+
+def _has_wide(w: _Walk) -> bool:
+    """Whether the tree reads, computes or makes a multi-lane dtype (its tags are the dtype
+    names)."""
+    return (w.dt in WIDE or any(_k.is_wide(t) for t, _ in w.leaf_desc)
+            or any(_k.is_wide(fn[1]) or _k.is_wide(fn[2]) or any(_k.is_wide(c) for c in fn[3])
+                   for fn, _ in w.nodes))
 
 
 def _enables(w: _Walk) -> tuple[str, ...]:
@@ -701,6 +821,8 @@ def _view_strides(vshape: tuple[int, ...], vst: tuple[int, ...], shape: tuple[in
     return tuple(0 if d < lead or vshape[d - lead] == 1 else vst[d - lead] for d in range(len(shape)))
 
 
+# multi-lane tags stored as two f32 (the single-precision complex dtype)
+_F32_PAIRS = frozenset(d.name for d, r in MULTI_LANE.items() if r.wgsl_storage == "vec2<f32>")
 _LIBS = (("f_", "ew_float", "f32"), ("i_", "ew_sint", "i32"), ("u_", "ew_uint", "u32"))
 _T = re.compile(r"\bT\b")
 
@@ -717,10 +839,12 @@ def _compute(nodes: list[tuple], leaf_desc: list[tuple[str, str]], out_wgsl: str
     for fn, _ in nodes:
         if fn in fns:
             continue
-        expr, T, R, convs, wrap = fn
+        expr, T, Rt, convs, wrap = fn
+        R = _k.wgsl_type(Rt)  # (tags: WGSL scalar types, or a multi-lane dtype's name)
         name = fns[fn] = f"op{len(fns)}"
-        params = ", ".join(f"{v}: {'bool' if c == 'bool' else c}" for v, c in zip("xyz", convs, strict=False))
-        body = _T.sub(T, expr)
+        params = ", ".join(f"{v}: {'bool' if c == 'bool' else _k.wgsl_type(c)}"
+                           for v, c in zip("xyz", convs, strict=False))
+        body = _T.sub(_k.wgsl_type(T), expr)
         # (a narrow integer result is wrapped as kernelgen's eager kernels wrap it)
         ret = f"return {R}({body});" if wrap is None else f"let r = {R}({body});\n    return {wrap};"
         fn_src.append(f"fn {name}({params}) -> {R} {{\n    {ret}\n}}")
@@ -736,8 +860,8 @@ def _compute(nodes: list[tuple], leaf_desc: list[tuple[str, str]], out_wgsl: str
             elif ref[0] == "m":  # the deferred matmul's value (the epilogue's argument am)
                 raw, tag = "am", ref[1]
             elif ref[0] == "s":
-                j = ref[1]
-                raw, tag = f"bitcast<{ref[2]}>(p.s[{j // 4}].{'xyzw'[j % 4]})", ref[2]
+                j, tag = ref[1], ref[2]
+                raw = _wide_scalar(j, tag) if _k.is_wide(tag) else f"bitcast<{tag}>(p.s[{j // 4}].{'xyzw'[j % 4]})"
             else:
                 raw, tag = f"n{ref[1]}", nodes[ref[1]][0][2]
             args.append(_k._convert(raw, tag, conv))
@@ -747,16 +871,35 @@ def _compute(nodes: list[tuple], leaf_desc: list[tuple[str, str]], out_wgsl: str
             # rounded f32 the eager kernel stores, never contracted with its consumer into an
             # FMA (lavapipe does contract x * a + y otherwise: 1 ulp off in a third of them)
             call = f"bitcast<f32>(bitcast<u32>({call}) ^ p.pa)"
+        elif fn[2] in _F32_PAIRS and (opaque_last or k != len(nodes) - 1):
+            # (a complex of two f32: the same round trip on both)
+            call = f"bitcast<vec2<f32>>(bitcast<vec2<u32>>({call}) ^ vec2<u32>(p.pa))"
         lines.append(f"    let n{k} = {call};")
     last = len(nodes) - 1
-    sig = ", ".join([f"a{j}: {t}" for j, (t, _) in enumerate(leaf_desc)] + ([f"am: {mm_t}"] if mm_t else []))
-    compute = (f"fn compute({sig}) -> {out_wgsl} {{\n" + "\n".join(lines)
+    sig = ", ".join([f"a{j}: {_k.wgsl_type(t)}" for j, (t, _) in enumerate(leaf_desc)]
+                    + ([f"am: {mm_t}"] if mm_t else []))
+    compute = (f"fn compute({sig}) -> {_k.wgsl_type(out_wgsl)} {{\n" + "\n".join(lines)
                + f"\n    return n{last};\n}}\n")
     lib_src = ""
     for _pfx, lib, t in _LIBS:
         if lib in libs:
             lib_src += _T.sub(t, launch.wgsl_source(lib)) + "\n"
-    return lib_src + "\n".join(fn_src) + "\n" + compute
+    code = "\n".join(fn_src) + "\n" + compute
+    # the multi-lane libraries the code calls (operand conversions too), as the eager kernels
+    # include them (kernelgen.library_source: the ``// requires:`` closure; pruned later)
+    wide_src = _k.library_source(code)
+    return lib_src + (wide_src + "\n" if wide_src else "") + code
+
+
+def _wide_scalar(j: int, tag: str) -> str:
+    """WGSL reading the multi-lane scalar at word ``j`` (a vec4 of ``p.s``), as the eager
+    kernels read their ``p.wide`` slots (kernelgen._scalar_raw)."""
+    st = _k.wgsl_type(tag)
+    if st == "vec4<u32>":
+        return f"p.s[{j // 4}]"
+    if st == "vec2<f32>":
+        return f"bitcast<vec2<f32>>(p.s[{j // 4}].xy)"
+    return f"p.s[{j // 4}].xy"
 
 
 # the element offset of flat index i in ``bc`` leaf j (collapsed shape and strides in p)
@@ -785,9 +928,9 @@ def _source(nodes: list[tuple], leaf_desc: list[tuple[str, str]], stags: list[st
     body = _compute(nodes, leaf_desc, out_wgsl)
     decl = []
     for j, (t, c) in enumerate(leaf_desc):
-        ty = f"vec4<{t}>" if vec and c == "lin" else t
+        ty = f"vec4<{t}>" if vec and c == "lin" else _k.wgsl_type(t)
         decl.append(f"@group(0) @binding({2 + j}) var<storage, read> x{j}: array<{ty}>;")
-    out_ty = f"vec4<{out_wgsl}>" if vec else out_wgsl
+    out_ty = f"vec4<{out_wgsl}>" if vec else _k.wgsl_type(out_wgsl)
     head = (
         "override WG: u32 = 256u;\n"
         + _params_struct("Params", ns4, nst) +
@@ -818,5 +961,6 @@ def _source(nodes: list[tuple], leaf_desc: list[tuple[str, str]], stags: list[st
         main += f"    out[q] = compute({', '.join(f'v{j}' for j in range(len(leaf_desc)))});\n}}\n"
     return "".join(f"enable {e};\n" for e in enables) + head + body + main
 
-__all__ = ["ENV", "FUSABLE", "MAX_OPS", "RECOMPUTE_OPS", "STATS", "MatmulNode", "ReshapeNode", "before_write",
-           "defer", "defer_cast", "defer_reshape", "enabled", "evaluate", "fusion", "materialize", "set_fusion"]
+__all__ = ["ENV", "FUSABLE", "MAX_OPS", "MAX_WIDE_OPS", "RECOMPUTE_OPS", "STATS", "WIDE", "WIDE_ROWS", "WIDE_SRC_MAX",
+           "MatmulNode", "ReshapeNode", "before_write", "defer", "defer_cast", "defer_reshape", "enabled",
+           "evaluate", "fusion", "materialize", "set_fusion", "wide_cheap"]

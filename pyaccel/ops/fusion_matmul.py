@@ -94,6 +94,7 @@ def launch(arr: Array) -> tuple[Array | None, Any]:
     mm = w.mm._lazy
     dt, batch, M, K, N, sa, sb = mm.dims
     if (_BASE - 1 + len(w.leaves) > dev.limits.max_storage_buffers_per_stage or F._enables(w)
+            or F._has_wide(w)  # (a multi-lane epilogue: the product first, the tree its own kernel)
             or (_heavy(w) and _gk.matmul_variant(dev, M, K, N, dt) in _UNROLLED)):
         F._materialize_locked(w.mm)
         return None, F._walk(arr)

@@ -154,7 +154,8 @@ def operand(x: Array, family: str) -> Any:
         if len(node.leaves) > lim or (node.nops > F.RECOMPUTE_OPS and node.nusers >= 2):
             return x._buf
         w = F._walk(x)
-        if not w.leaves or len(w.leaves) > lim or F._enables(w):  # (f16 trees: materialised first)
+        # (f16 and multi-lane trees: materialised first, then reduced as before)
+        if not w.leaves or len(w.leaves) > lim or F._enables(w) or F._has_wide(w):
             return x._buf
         return FusedInput(x, w)
 

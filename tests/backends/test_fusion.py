@@ -325,15 +325,198 @@ def test_int_bool_dtypes_fuse(gpu_device, rng, poisoned) -> None:  # noqa: F811
     np.testing.assert_array_equal(got, np.where((mm > 10) & (uu < 3000), mm, -mm))
 
 
-def test_unfused_dtypes_stay_eager(gpu_device, rng) -> None:
+# -- multi-lane dtypes (int64, uint64, float64, complex: emulated in WGSL) ------------------
+# Few kernels on purpose: each wide kernel costs a second or more to compile on lavapipe
+# (fused, and each op's eager kernel for the fusion(False) side), so a fixed chain per dtype,
+# no sweep over the rows (the elementwise sweeps and the fuzzer cover the rows one by one).
+
+def _need(dev, *caps) -> None:
+    for c in caps:
+        if getattr(pyaccel.Capability, c) not in dev.capabilities:
+            pytest.skip(f"{dev.uri} has no {c.lower()}")
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    """The bit patterns of float / complex data (NaN payloads and -0.0 compared too)."""
+    if a.dtype.kind == "c":
+        a = a.view(f"f{a.dtype.itemsize // 2}")
+    return a.view(f"u{a.dtype.itemsize}") if a.dtype.kind == "f" else a
+
+
+def _wide_both(dev, make, hs, ndisp):
+    """``make(*arrays)`` -> list of arrays, fused and with fusion off, read as NumPy; fused: the
+    results are lazy, nothing is recorded before the reads, ``ndisp`` dispatches for them.
+    Asserts bit equality of the two and returns the fused results."""
+    res = {}
+    for on in (True, False):
+        with pyaccel.fusion(on):
+            xs = [_up(dev, h) for h in hs]
+            d0 = _disp(dev)
+            outs = make(*xs)
+            if on:
+                assert all(o._lazy is not None for o in outs)
+                assert _disp(dev) == d0
+            res[on] = [o.to_numpy() for o in outs]
+            if on:
+                assert _disp(dev) == d0 + ndisp
+    for g, e in zip(res[True], res[False], strict=True):
+        assert g.dtype == e.dtype
+        np.testing.assert_array_equal(_bits(g), _bits(e))
+    return res[True]
+
+
+def test_float64_chain_fuses(gpu_device, rng, poisoned) -> None:  # noqa: F811
+    """A float64 chain of the cheap rows (arithmetic, a comparison, where, abs, negative,
+    a Python scalar) is one kernel, bit-identical to the eager kernels (the same soft-float
+    functions in the same order: NaN, infinities, -0.0, overflow); a reduction of a float64
+    tree computes it first (one fused kernel), then reduces as before (the pairwise passes)."""
     dev = gpu_device
+    _need(dev, "FLOAT64")
+    xh = rng.uniform(-1e3, 1e3, 1001)
+    yh = rng.uniform(-2, 2, 1001)
+    xh[:7] = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1e308, 5e-324]
+    yh[:7] = [1.0, 0.0, 2.0, 3.0, -0.0, 10.0, 0.5]
+
+    def make(x, y):
+        return [pyaccel.where(x < y, x * y + x - 2.5, -pyaccel.abs(y))]
+
+    (z,) = _wide_both(dev, make, [xh, yh], 1)
+    with np.errstate(all="ignore"):
+        want = np.where(xh < yh, xh * yh + xh - 2.5, -np.abs(yh))
+    np.testing.assert_array_equal(_bits(z), _bits(want))  # (IEEE-exact soft-float arithmetic)
+    sums = {}
+    for on in (True, False):
+        with pyaccel.fusion(on):
+            x, y = _up(dev, xh[7:]), _up(dev, yh[7:])
+            t = x * y - y
+            assert (t._lazy is not None) == on
+            sums[on] = pyaccel.sum(t).to_numpy()
+            assert t._lazy is None  # (materialised, then reduced by the eager passes)
+    np.testing.assert_array_equal(_bits(sums[True]), _bits(sums[False]))
+    np.testing.assert_allclose(sums[True], np.sum(xh[7:] * yh[7:] - yh[7:]), rtol=1e-12)
+
+
+def test_int64_chain_fuses(gpu_device, rng, poisoned) -> None:  # noqa: F811
+    """int64 shifts, bitwise ops, a comparison, where and invert (8 ops: MAX_WIDE_OPS) are one
+    kernel, exact (wrapping as NumPy does)."""
+    dev = gpu_device
+    _need(dev, "INT64")
+    assert F.MAX_WIDE_OPS >= 8
+    ah = rng.integers(-(2**62), 2**62, 999, dtype=np.int64)
+    bh = rng.integers(0, 1 << 40, 999, dtype=np.int64)
+    ah[:3] = [np.iinfo(np.int64).min, np.iinfo(np.int64).max, -1]
+
+    def make(a, b):
+        c = (a << (b & 7)) ^ (a >> 3)
+        return [pyaccel.where(c > b, c - b, ~a)]
+
+    (r,) = _wide_both(dev, make, [ah, bh], 1)
+    c = (ah << (bh & 7)) ^ (ah >> 3)
+    np.testing.assert_array_equal(r, np.where(c > bh, c - bh, ~ah))
+
+
+@pytest.mark.parametrize("dt", ["complex64", "complex128"])
+def test_complex_chain_fuses(gpu_device, rng, poisoned, dt) -> None:  # noqa: F811
+    """``z * w + conj(z) - 1.5`` and its real part times imag(z): complex and float nodes in
+    one tree, bit-identical to eager (complex64 products are not contracted with the next
+    node's add into FMAs: the opaque round trip on both f32 lanes)."""
+    dev = gpu_device
+    _need(dev, "COMPLEX", *(("FLOAT64",) if dt == "complex128" else ()))
+    n = 777
+
+    def c(lo, hi):
+        return (rng.uniform(lo, hi, n) + 1j * rng.uniform(lo, hi, n)).astype(dt)
+
+    zh, wh = c(-3, 3), c(-3, 3)
+    zh[:3] = [complex(np.nan, 1), complex(np.inf, -0.0), complex(-0.0, 2)]
+
+    def make(z, w):
+        r = z * w + pyaccel.conj(z) - 1.5
+        return [r, pyaccel.real(r) * pyaccel.imag(z)]
+
+    r, t = _wide_both(dev, make, [zh, wh], 2)  # (r: 4 ops, recomputed inside t's kernel)
+    with np.errstate(all="ignore"):
+        rh = zh * wh + np.conj(zh) - np.array(1.5, dt)
+    tol = 1e-5 if dt == "complex64" else 1e-13
+    np.testing.assert_allclose(r[3:], rh[3:], rtol=tol, atol=tol)
+    np.testing.assert_allclose(t[3:], rh.real[3:] * zh.imag[3:], rtol=tol, atol=tol)
+
+
+def test_mixed_float32_float64_int64_tree(gpu_device, rng, poisoned) -> None:  # noqa: F811
+    """A float32 tree (exp: ew_float) feeding float64 through promotion and astype, int32
+    index arithmetic promoted to int64, and a cast back to float32: one kernel, bit-identical
+    to eager (the eager kernels' conversion functions, f64_from_f32, i64_from_i32, f64_to_f32)."""
+    dev = gpu_device
+    _need(dev, "FLOAT64", "INT64")
+    n = 1000
+    fh = rng.uniform(-3, 3, n).astype(np.float32)
+    xh = rng.uniform(-1e300, 1e300, n)  # (f64 -> f32: inf past float32's range)
+    xh[:3] = [np.nan, -0.0, 1e-300]
+    ih = rng.integers(-1000, 1000, n).astype(np.int32)
+    ah = rng.integers(-3000, 3000, n).astype(np.int64)
+
+    def make(f, x, i, a):
+        g = pyaccel.exp(f) * 2
+        y = g + x
+        y2 = pyaccel.astype(g, pyaccel.float64) * x
+        k = i * 3 + a
+        out = pyaccel.where(k > 0, y, y2)
+        return [pyaccel.astype(out, pyaccel.float32) + f, out]
+
+    back, out = _wide_both(dev, make, [fh, xh, ih, ah], 2)
+    g = np.exp(fh.astype(np.float64)) * 2
+    with np.errstate(all="ignore"):
+        want = np.where(ih * 3 + ah > 0, g + xh, g * xh)
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+    with np.errstate(over="ignore"):
+        np.testing.assert_allclose(back, want.astype(np.float32) + fh, rtol=1e-5)
+
+
+def test_wide_cheap_rule() -> None:
+    """The documented cheap set (docs/fusion.md, "Multi-lane dtypes"): WIDE_ROWS whose eager
+    kernel's pruned WGSL is at most WIDE_SRC_MAX characters (no device: sources only)."""
+    from pyaccel import dtypes as D
+
+    wide = (D.int64, D.uint64, D.float64, D.complex64, D.complex128)
+    for dt in wide:
+        for name in ("add", "subtract", "multiply", "negative", "equal", "where", "conj", "real"):
+            assert F.wide_cheap(name, dt), (name, dt)
+        for name in ("exp", "log", "sin", "tanh", "pow", "floor_divide", "remainder", "hypot", "atan2"):
+            assert not F.wide_cheap(name, dt), (name, dt)
+    for name in ("divide", "sqrt", "abs", "multiply", "square"):
+        assert F.wide_cheap(name, D.float64) and F.wide_cheap(name, D.complex64), name
+    for name in ("abs", "sign", "divide", "reciprocal", "sqrt"):  # (12.6k-15.8k characters)
+        assert not F.wide_cheap(name, D.complex128), name
+    assert F.wide_cheap("multiply", D.complex128) and F.wide_cheap("bitwise_left_shift", D.int64)
+
+
+def test_wide_rows_outside_the_cheap_set_stay_eager(gpu_device, rng) -> None:
+    """On the multi-lane dtypes only :data:`fusion.WIDE_ROWS` (and casts) fuse; another row
+    (here int64 floor_divide) runs eagerly and materialises its lazy input; a float64 tree of
+    more than MAX_WIDE_OPS ops is cut (the biggest lazy input computed first)."""
+    dev = gpu_device
+    _need(dev, "FLOAT64", "INT64")
+    assert "floor_divide" not in F.WIDE_ROWS and "exp" not in F.WIDE_ROWS
+    ah = rng.integers(-1000, 1000, 64).astype(np.int64)
+    xh = rng.uniform(-1, 1, 64)
     with pyaccel.fusion(True):
-        for dt in ("int64", "float64", "complex64"):
-            try:
-                x = pyaccel.asarray(np.ones(16, dtype=dt), device=dev)
-            except Exception:  # noqa: BLE001 - the dtype is not on this device
-                continue
-            assert (x + x)._lazy is None, dt
+        a, x = _up(dev, ah), _up(dev, xh)
+        y = a * 3
+        assert y._lazy is not None
+        q = y // 7
+        assert q._lazy is None and y._lazy is None
+        np.testing.assert_array_equal(q.to_numpy(), (ah * 3) // 7)
+        s = x
+        for _ in range(F.MAX_WIDE_OPS + 2):
+            s = s + x
+        assert s._lazy is not None and len(s._lazy.wide) <= F.MAX_WIDE_OPS
+        d0 = _disp(dev)
+        got = s.to_numpy()
+        assert _disp(dev) == d0 + 1  # (the first MAX_WIDE_OPS adds were computed at the cut)
+    ref = xh.copy()
+    for _ in range(F.MAX_WIDE_OPS + 2):
+        ref = ref + xh
+    np.testing.assert_array_equal(got, ref)
 
 
 def test_threads_share_a_lazy_input(gpu_device, rng) -> None:

@@ -3,8 +3,9 @@
 Hypothesis builds random *programs*: 3-8 Array API calls over a small pool of arrays of
 random shapes (0-d to 3-d, size-0 and size-1 dimensions, broadcasting-compatible partners)
 and dtypes (bool, int8-32, uint8-32, float32; float16 where the device has
-``Capability.F16``; int64/uint64/float64 on ``cpu:0`` only -- WebGPU devices have no
-64-bit types). Steps: elementwise unary and binary functions (with broadcasting), operators
+``Capability.F16``; int64/uint64/float64 where the device holds them: ``cpu:0``, and GPU
+devices, which emulate them in WGSL; in the fused mode their cheap rows and casts fuse
+like the 32-bit ones, docs/fusion.md "Multi-lane dtypes"). Steps: elementwise unary and binary functions (with broadcasting), operators
 with Python scalars, reductions with ``axis``/``keepdims``, slicing, integer and boolean
 indexing, in-place updates (``x[idx] = v``, ``x += y``), ``where``, ``concat``/``stack``,
 ``reshape``/``permute_dims``/``flip``/``roll``/``take``/``squeeze``/``expand_dims``,
