@@ -494,9 +494,10 @@ def _make_plan(device: Device, expr: str, T: str, out_nbytes: int, out_dtype: DT
     cstr = contiguous_strides(shape)
     wide = _wide_kernel(T, out_dtype, operands)
     # multi-lane scalars of a wide kernel: read from a stride-0 buffer (see _wide_kernel)
-    slot_ops = frozenset(k for k, op in enumerate(operands) if wide and op.mode == "scalar"
-                         and op.dtype in MULTI_LANE) if all(
-        op.mode in ("buf", "scalar") for op in operands) else frozenset()
+    slot_ops = frozenset()
+    if wide and all(op.mode in ("buf", "scalar") for op in operands):
+        slot_ops = frozenset(k for k, op in enumerate(operands)
+                             if op.mode == "scalar" and op.dtype in MULTI_LANE)
     all_st = []
     for k, op in enumerate(operands):
         all_st.append([0] * len(shape) if k in slot_ops else
