@@ -57,11 +57,21 @@ _COMPILE_LOG = os.environ.get("PYACCEL_COMPILE_LOG", "")
 
 
 def _log_compile(impl: Any, wgsl: str, entry: str, name: str, secs: float) -> None:
+    """Append the compile's line; a log that cannot be written warns once and stops logging
+    (the compile itself succeeded: the kernel runs)."""
+    global _COMPILE_LOG
     import hashlib
     adapter = getattr(impl.f, "label", type(impl.f).__name__)
     h = hashlib.sha1(wgsl.encode()).hexdigest()[:12]
-    with open(_COMPILE_LOG, "a") as f:
-        f.write(f"{os.getpid()}\t{adapter}\t{entry}\t{h}\t{len(wgsl)}\t{secs:.4f}\t{name}\n")
+    try:
+        with open(_COMPILE_LOG, "a") as f:
+            f.write(f"{os.getpid()}\t{adapter}\t{entry}\t{h}\t{len(wgsl)}\t{secs:.4f}\t{name}\n")
+    except OSError as exc:
+        import warnings
+        warnings.warn(f"PYACCEL_COMPILE_LOG={_COMPILE_LOG!r} cannot be written ({exc.strerror}): "
+                      "compiles are no longer logged; set it to a writable file path", RuntimeWarning,
+                      stacklevel=2)
+        _COMPILE_LOG = ""
 
 
 BATCH_LIMIT = 256  # dispatches recorded before an automatic submit
